@@ -1,0 +1,4 @@
+"""``python -m evalpipe``: the ``evalpipe`` command line."""
+from evalpipe.cli import main
+
+main()

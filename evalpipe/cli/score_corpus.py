@@ -1,0 +1,128 @@
+"""``score-corpus`` / ``evalpipe score-corpus``: many systems x many metrics from sufficient statistics."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, List, Optional
+
+import click
+
+from evalpipe import __version__
+from evalpipe.cli.options import parse_key_values, setup_logging
+from evalpipe.corpus import CorpusError, check_same_length, read_lines, read_stream
+from evalpipe.registry import PluginError, list_metrics, load_class
+from evalpipe.report import to_json, to_table, to_tsv
+from evalpipe.scoring import MetricSpec, System, score_systems, sentence_scores
+from evalpipe.sufficient_stats.base import OptionError
+from evalpipe.sufficient_stats.combine import route_options
+
+
+def _metrics(names: List[str], raw_options: Dict[str, str]) -> List[MetricSpec]:
+    try:
+        classes = [load_class(n) for n in names]
+        routed = route_options(names, classes, raw_options, "the selected metrics")
+        return [MetricSpec(n, o, c(**o)) for n, c, o in zip(names, classes, routed)]
+    except PluginError as exc:
+        raise click.UsageError(f"{exc}. Installed metrics: {', '.join(list_metrics())}") from None
+    except (OptionError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _systems(paths: List[str], named: List[str]) -> List[System]:
+    systems = [System(p, [read_lines(p)]) for p in paths]
+    for spec in named:
+        name, eq, files = spec.partition("=")
+        if not eq or not name or not files:
+            raise click.BadParameter(f"expected NAME=run1.txt[,run2.txt...], got {spec!r}", param_hint="--system")
+        systems.append(System(name, [read_lines(f) for f in files.split(",")]))
+    if not systems:
+        if sys.stdin.isatty():
+            raise click.UsageError("no system given: pass system files, --system NAME=FILES, or pipe hypotheses to stdin")
+        systems = [System("stdin", [read_stream(sys.stdin.buffer)])]
+    return systems
+
+
+def _progress(total: int, quiet: bool):
+    if quiet or not sys.stderr.isatty() or total < 2:
+        return None
+    return click.progressbar(length=total, label="scoring", file=sys.stderr)
+
+
+@click.command("score-corpus", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("system_files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-r", "--ref", "refs", multiple=True, required=True, type=click.Path(dir_okay=False),
+              help="reference file (repeat for several references)")
+@click.option("-m", "--metric", "metric_names", multiple=True, default=("bleu",), show_default=True,
+              help="metric (repeat for several)")
+@click.option("-o", "--option", "options", multiple=True, metavar="[METRIC.]KEY=VALUE", help="metric option")
+@click.option("--system", "named_systems", multiple=True, metavar="NAME=RUN1[,RUN2...]",
+              help="a system with one or more optimizer runs (MultEval style)")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "tsv"]), default="table", show_default=True)
+@click.option("--sentence-level", is_flag=True, help="per-segment scores (JSON lines with --format json, else TSV)")
+@click.option("--confidence", type=int, is_flag=False, flag_value=1000, default=0, metavar="[N]",
+              help="bootstrap 95%% confidence intervals from N resamples (default N: 1000)")
+@click.option("--paired-bs", is_flag=True, help="paired bootstrap resampling against the first system")
+@click.option("--paired-ar", is_flag=True, help="paired approximate randomization against the first system")
+@click.option("--paired-n", type=click.IntRange(min=1), default=None,
+              help="trials of the paired test (default 1000 for bs, 10000 for ar)")
+@click.option("--seed", default="12345", show_default=True, help="random seed of resampling ('none' for a random one)")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="processes extracting stats (results identical to 1)")
+@click.option("-w", "--width", type=click.IntRange(min=0), default=2, show_default=True, help="decimals in the table")
+@click.option("-q", "--quiet", is_flag=True, help="no progress bar")
+@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
+def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, sentence_level, confidence, paired_bs,
+                 paired_ar, paired_n, seed, workers, width, quiet, verbose) -> None:
+    """Score SYSTEM_FILES (or stdin) against the references with every metric.
+
+    Numbers and signatures are sacrebleu's for bleu, chrf and ter.  Exit codes: 2 for usage
+    errors, 1 for data errors.
+    """
+    setup_logging(verbose)
+    if paired_bs and paired_ar:
+        raise click.UsageError("choose one of --paired-bs and --paired-ar")
+    try:
+        seed_value: Optional[int] = None if seed.lower() == "none" else int(seed)
+    except ValueError:
+        raise click.BadParameter(f"expected an integer or 'none', got {seed!r}", param_hint="--seed") from None
+    metrics = _metrics(list(dict.fromkeys(metric_names)), parse_key_values(options))
+    try:
+        references = [read_lines(r) for r in refs]
+        systems = _systems(list(system_files), list(named_systems))
+        check_same_length([(r, lines) for r, lines in zip(refs, references)]
+                          + [(f"{s.name} (run {i + 1})" if len(s.runs) > 1 else s.name, run)
+                             for s in systems for i, run in enumerate(s.runs)])
+        if sentence_level:
+            records = sentence_scores(systems, references, metrics, workers)
+            _print_sentences(records, fmt)
+            return
+        bar = _progress(len(metrics) * sum(len(s.runs) for s in systems), quiet)
+        step = bar.update if bar else (lambda n: None)
+        try:
+            results, test = score_systems(systems, references, metrics, confidence=confidence,
+                                          paired="bs" if paired_bs else "ar" if paired_ar else None,
+                                          trials=paired_n, seed=seed_value, workers=workers, progress=step)
+        finally:
+            if bar:
+                bar.render_finish()
+    except (CorpusError, ValueError) as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
+    if fmt == "json":
+        header: Dict[str, Any] = {"evalpipe_version": __version__, "segments": len(references[0]),
+                                  "references": list(refs), "test": test}
+        click.echo(to_json(results, header))
+    elif fmt == "tsv":
+        click.echo(to_tsv(results))
+    else:
+        click.echo(to_table(results, width))
+
+
+def _print_sentences(records: List[Dict[str, Any]], fmt: str) -> None:
+    if fmt == "json":
+        for rec in records:
+            click.echo(json.dumps(rec, ensure_ascii=False))
+        return
+    click.echo("system\trun\tmetric\tsegment\tscore")
+    for rec in records:
+        click.echo(f"{rec['system']}\t{rec['run']}\t{rec['metric']}\t{rec['segment']}\t{rec['score']!r}")

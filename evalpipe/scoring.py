@@ -1,0 +1,127 @@
+"""Corpus scoring of many systems (each with one or more optimizer runs) by many metrics.
+
+Every metric's stats are extracted once per run; scores, bootstrap intervals, paired tests and
+MultEval-style run statistics are all computed from those stats matrices
+(:mod:`evalpipe.sufficient_stats.resample`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalpipe.engines import extract_stats
+from evalpipe.report import Result
+from evalpipe.sufficient_stats import resample
+from evalpipe.sufficient_stats.vectors import sum_stats
+
+
+@dataclass
+class System:
+    """A named system: one hypothesis list per optimizer run."""
+
+    name: str
+    runs: List[List[str]]
+
+
+@dataclass
+class MetricSpec:
+    """A metric to run: its display name, loader name, options and the loaded instance."""
+
+    name: str
+    options: Dict[str, Any]
+    metric: Any
+
+
+def extend_signature(signature: str, **extra: Any) -> str:
+    """Insert ``key:value`` items after ``nrefs:...`` as sacrebleu orders them (bs, ar, seed)."""
+    items = "|".join(f"{k}:{v}" for k, v in extra.items() if v is not None)
+    if not items:
+        return signature
+    m = re.match(r"(nrefs:[^|]*)\|", signature)
+    return f"{m.group(1)}|{items}|{signature[m.end():]}" if m else f"{signature}|{items}"
+
+
+def score_systems(systems: Sequence[System], references: Sequence[Sequence[str]], metrics: Sequence[MetricSpec],
+                  confidence: int = 0, paired: Optional[str] = None, trials: Optional[int] = None,
+                  seed: Optional[int] = 12345, workers: int = 1,
+                  progress: Callable[[int], None] = lambda n: None) -> Tuple[List[Result], Dict[str, Any]]:
+    """Score every system with every metric; returns results and the test description.
+
+    ``confidence``: bootstrap resamples for 95 % intervals (0: none).  ``paired``: ``"bs"``,
+    ``"ar"`` or None, with the first system as baseline; systems with several runs use
+    stratified AR.  ``trials`` defaults to sacrebleu's (1000 for bs, 10000 for ar).
+    """
+    n = len(references[0])
+    multi_run = any(len(s.runs) > 1 for s in systems)
+    if paired and len(systems) < 2:
+        raise ValueError("a paired test needs at least two systems (the first is the baseline)")
+    test_type = None
+    if paired:
+        test_type = "stratified-ar" if multi_run else paired
+        trials = trials or (1000 if paired == "bs" else 10000)
+    boot_n = confidence or (trials if paired == "bs" else 0) or (1000 if multi_run else 0)
+    counts = resample.bootstrap_counts(n, boot_n, seed) if boot_n else None
+    masks = resample.ar_masks(n, trials, seed) if test_type == "ar" else None
+
+    matrices: Dict[Tuple[str, str], List[np.ndarray]] = {}
+    results: List[Result] = []
+    for spec in metrics:
+        score = spec.metric.score
+        for s_index, system in enumerate(systems):
+            mats = []
+            for hyps in system.runs:
+                rows = extract_stats(spec.metric, spec.name, spec.options, hyps, references, workers)
+                mats.append((rows, resample.as_matrix(rows)))
+                progress(1)
+            run_scores = [score(sum_stats(rows, spec.metric.num_stats)) for rows, _ in mats]
+            matrices[(system.name, spec.name)] = [m for _, m in mats]
+            result = Result(system=system.name, metric=spec.name, score=float(np.mean(run_scores)) if multi_run else run_scores[0],
+                            signature=spec.metric.signature(), baseline=bool(paired) and s_index == 0,
+                            runs=len(mats), run_scores=run_scores)
+            if counts is not None and (confidence or paired == "bs" or multi_run):
+                boots = [resample.bootstrap_scores(score, m, counts) for _, m in mats]
+                if confidence or paired == "bs":
+                    mean, low, high = resample.confidence_interval(boots[0])
+                    result.mean, result.ci = mean, [low, high]
+                if multi_run:
+                    result.sd_bootstrap = float(np.mean([b.std(ddof=1) for b in boots]))
+                    result.sd_runs = float(np.std(run_scores, ddof=1)) if len(run_scores) > 1 else 0.0
+            if paired and s_index > 0:
+                base = matrices[(systems[0].name, spec.name)]
+                mine = matrices[(system.name, spec.name)]
+                if test_type == "stratified-ar":
+                    result.p_value = resample.stratified_approximate_randomization(score, base, mine, trials, seed)
+                elif test_type == "ar":
+                    result.p_value = resample.paired_approximate_randomization(score, base[0], mine[0], masks)
+                else:
+                    result.p_value, _ = resample.paired_bootstrap(score, base[0], mine[0], counts)
+            results.append(result)
+    for r, spec in ((r, next(s for s in metrics if s.name == r.metric)) for r in results):
+        extra: Dict[str, Any] = {}
+        if paired == "bs" and not multi_run:
+            extra = {"bs": trials, "seed": str(seed).lower()}
+        elif paired:
+            extra = {"ar": trials, "seed": str(seed).lower()}
+        elif confidence:
+            extra = {"bs": confidence, "seed": str(seed).lower()}
+        r.signature = extend_signature(spec.metric.signature(), **extra)
+    order = {s.name: i for i, s in enumerate(systems)}
+    results.sort(key=lambda r: order[r.system])
+    return results, {"type": test_type, "trials": trials if paired else (confidence or None), "seed": seed}
+
+
+def sentence_scores(systems: Sequence[System], references: Sequence[Sequence[str]], metrics: Sequence[MetricSpec],
+                    workers: int = 1) -> List[Dict[str, Any]]:
+    """Per-segment scores: one record per system, run, metric and segment."""
+    out = []
+    for system in systems:
+        for run, hyps in enumerate(system.runs, 1):
+            for spec in metrics:
+                rows = extract_stats(spec.metric, spec.name, spec.options, hyps, references, workers)
+                for i, row in enumerate(rows, 1):
+                    out.append({"system": system.name, "run": run, "metric": spec.name, "segment": i,
+                                "score": spec.metric.segment_score(row)})
+    return out

@@ -1,0 +1,107 @@
+"""BLEU (Papineni et al., 2002) with sacrebleu's tokenizers, smoothing and signature.
+
+Stats layout for ``max_ngram_order = N`` (default 4), all integers, length 2 + 2N::
+
+    hyp_len, ref_len, correct_1 .. correct_N, total_1 .. total_N
+
+``ref_len`` is the length of the reference closest to the hypothesis (shorter wins ties);
+``correct_n`` the clipped n-gram matches against the element-wise maximum of the references'
+counts; ``total_n = max(0, hyp_len - n + 1)``.  Score (0-100)::
+
+    BLEU = BP * exp(sum_n log p_n / N),  p_n = 100 * correct_n / total_n,
+    BP = 1 if hyp_len >= ref_len else exp(1 - ref_len / hyp_len)
+
+computed by ``sacrebleu.BLEU.compute_bleu`` itself (on copies, since add-k smoothing mutates its
+arguments), so summed stats give sacrebleu's ``corpus_score`` to the last bit.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+from sacrebleu.metrics.bleu import BLEU as _SacreBLEU
+
+from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_counts
+from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
+from evalpipe.evaluators.tokenize_13a import tokenize_13a
+from evalpipe.sufficient_stats.base import Metric, Option
+from evalpipe.sufficient_stats.cache import LRUCache
+from evalpipe.sufficient_stats.nrefs import RefCounter
+
+
+def _closest_ref_len(hyp_len: int, ref_lens: Sequence[int]) -> int:
+    """The reference length closest to ``hyp_len``; the shorter one on a tie (sacrebleu's rule)."""
+    return min(ref_lens, key=lambda r: (abs(hyp_len - r), r))
+
+
+def _as_number(value: Any) -> Any:
+    value = value.item() if hasattr(value, "item") else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+class BLEU(Metric):
+    """sacrebleu-identical BLEU as sufficient statistics (layout and formula in the module docstring)."""
+
+    name = "bleu"
+    OPTIONS = {
+        "tokenize": Option(str, "13a", "sacrebleu tokenizer", choices=tuple(_SacreBLEU.TOKENIZERS)),
+        "lowercase": Option(bool, False, "lowercase hypothesis and references"),
+        "smooth_method": Option(str, "exp", "smoothing (Chen & Cherry, 2014)", choices=tuple(_SacreBLEU.SMOOTH_DEFAULTS)),
+        "smooth_value": Option(float, None, "value for floor / add-k smoothing (None: sacrebleu's default)", optional=True),
+        "max_ngram_order": Option(int, 4, "largest n-gram order N", minimum=1),
+        "effective_order": Option(bool, False, "drop orders with no n-grams (use for sentence-level BLEU)"),
+        "cache_size": Option(int, 4096, "reference sets kept in the LRU cache (no effect on scores)", minimum=1),
+    }
+    STATS_FIELDS = ("hyp_len", "ref_len", "correct_1", "correct_2", "correct_3", "correct_4",
+                    "total_1", "total_2", "total_3", "total_4")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        o = self.options
+        n = o["max_ngram_order"]
+        self.stats_fields = ("hyp_len", "ref_len") + tuple(f"correct_{i}" for i in range(1, n + 1)) + tuple(
+            f"total_{i}" for i in range(1, n + 1))
+        self._sacre = _SacreBLEU(tokenize=o["tokenize"], lowercase=o["lowercase"], smooth_method=o["smooth_method"],
+                                 smooth_value=o["smooth_value"], max_ngram_order=n,
+                                 effective_order=o["effective_order"])
+        self._tokenizer = tokenize_13a if o["tokenize"] == "13a" else self._sacre.tokenizer
+        self._order = n
+        self._cache: LRUCache = LRUCache(o["cache_size"])
+        self.nrefs = RefCounter()
+
+    def _tokens(self, sentence: str) -> List[str]:
+        if self.options["lowercase"]:
+            sentence = sentence.lower()
+        return self._tokenizer(sentence.rstrip()).split()
+
+    def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[list, List[int]]:
+        tokenized = [self._tokens(r) for r in refs]
+        counts = [ngram_counts(t, self._order) for t in tokenized]
+        merged = counts[0] if len(counts) == 1 else [max_merge(c) for c in zip(*counts)]
+        return merged, [len(t) for t in tokenized]
+
+    def stats(self, hypothesis: str, references: Sequence[str]) -> List[int]:
+        """``[hyp_len, ref_len, correct_1..N, total_1..N]`` for one segment."""
+        check_hypothesis(self.name, hypothesis)
+        refs = reference_tuple(self.name, references)
+        self.nrefs.add(len(refs))
+        ref_counts, ref_lens = self._cache.get_or_compute(refs, self._reference_info)
+        tokens = self._tokens(hypothesis)
+        hyp_len = len(tokens)
+        correct = clipped_matches(tokens, ref_counts)
+        total = [max(0, hyp_len - n) for n in range(self._order)]
+        return [hyp_len, _closest_ref_len(hyp_len, ref_lens)] + correct + total
+
+    def score(self, stats: Sequence[float]) -> float:
+        """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""
+        self.check_stats(stats)
+        n = self._order
+        values = [_as_number(v) for v in stats]
+        result = _SacreBLEU.compute_bleu(
+            correct=values[2:2 + n], total=values[2 + n:], sys_len=int(values[0]), ref_len=int(values[1]),
+            smooth_method=self.options["smooth_method"], smooth_value=self.options["smooth_value"],
+            effective_order=self.options["effective_order"], max_ngram_order=n)
+        return result.score
+
+    def signature(self) -> str:
+        """sacrebleu's BLEU signature, e.g. ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``."""
+        return self.nrefs.signature(self._sacre)

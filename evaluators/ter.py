@@ -1,0 +1,55 @@
+"""Translation Edit Rate (Snover et al., 2006) as sufficient statistics, computed by sacrebleu.
+
+Stats layout: ``num_edits, ref_length`` -- the fewest Tercom edits (insertions, deletions,
+substitutions and block shifts) over the references, and the *average* reference length (a float
+when references differ in length).  Score (0-100, lower is better)::
+
+    TER = 100 * sum(num_edits) / sum(ref_length)    (100 if no reference words but some edits)
+
+Computed by sacrebleu's ``TER`` methods themselves.  The float column is summed with
+``math.fsum`` (exact, order-independent); sacrebleu adds it left to right, so with several
+references of unequal length the two totals can differ in the last bit.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Sequence
+
+from sacrebleu.metrics.ter import TER as _SacreTER
+
+from evalpipe.evaluators.sacrebleu_wrap import SacrebleuSegments
+from evalpipe.sufficient_stats.base import Metric, Option
+
+
+class TER(Metric):
+    """sacrebleu-identical TER (layout and formula in the module docstring)."""
+
+    name = "ter"
+    higher_is_better = False
+    OPTIONS = {
+        "normalized": Option(bool, False, "Tercom normalization"),
+        "no_punct": Option(bool, False, "remove punctuation"),
+        "asian_support": Option(bool, False, "CJK handling (with normalized / no_punct)"),
+        "case_sensitive": Option(bool, False, "do not lowercase"),
+        "cache_size": Option(int, 4096, "reference sets kept in the LRU cache (no effect on scores)", minimum=1),
+    }
+    STATS_FIELDS = ("num_edits", "ref_length")
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        o = self.options
+        sacre = _SacreTER(normalized=o["normalized"], no_punct=o["no_punct"], asian_support=o["asian_support"],
+                          case_sensitive=o["case_sensitive"])
+        self._seg = SacrebleuSegments(self.name, sacre, o["cache_size"])
+
+    def stats(self, hypothesis: str, references: Sequence[str]) -> List[float]:
+        """``[num_edits, average reference length]`` for one segment."""
+        return self._seg.stats(hypothesis, references)
+
+    def score(self, stats: Sequence[float]) -> float:
+        """TER (0-100) from summed stats, by ``sacrebleu.TER``."""
+        self.check_stats(stats)
+        return self._seg.score(stats)
+
+    def signature(self) -> str:
+        """sacrebleu's TER signature, e.g. ``nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0``."""
+        return self._seg.signature()

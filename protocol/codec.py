@@ -1,0 +1,61 @@
+"""Parsing request lines and formatting reply lines of the SCORE/EVAL protocol (no I/O).
+
+Requests (fields separated by ``|||``; spaces around fields and ``\\r\\n`` line ends tolerated)::
+
+    SCORE ||| ref_1 ||| ... ||| ref_n ||| hyp     ->  stats vector, e.g. "27 25 20 14 9 5 27 26 25 24"
+    EVAL ||| v_1 v_2 ...                         ->  score at full precision, e.g. "34.56..."
+    EVAL ||| vector_1 ||| vector_2 ...           ->  one score per vector on the one line (extension)
+    INFO                                         ->  "signature ||| field_1 field_2 ..." (extension)
+
+Every request gets exactly one reply line; a request that cannot be served gets
+``ERROR ||| message``.
+"""
+from __future__ import annotations
+
+from typing import List, NamedTuple, Sequence
+
+from evalpipe.sufficient_stats.vectors import format_stats
+
+SEPARATOR = "|||"
+ERROR_PREFIX = "ERROR ||| "
+
+
+class Request(NamedTuple):
+    """A parsed request line: the command word and the fields after it."""
+
+    command: str
+    fields: List[str]
+
+
+def decode_line(raw: bytes) -> str:
+    """UTF-8 text of one raw line without its line end; ``ValueError`` says where decoding failed."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
+                         f"at byte {exc.start}") from None
+    return text.rstrip("\r\n")
+
+
+def parse_request(line: str) -> Request:
+    """Split a request line into its command and stripped fields."""
+    parts = line.split(SEPARATOR)
+    return Request(parts[0].strip(), [p.strip() for p in parts[1:]])
+
+
+def format_score(value: float) -> str:
+    """A score at full precision (``repr`` of the float)."""
+    return repr(float(value))
+
+
+def format_scores(values: Sequence[float]) -> str:
+    return " ".join(format_score(v) for v in values)
+
+
+def format_error(message: str) -> str:
+    """One ``ERROR ||| ...`` line; newlines in the message are folded so the reply stays one line."""
+    return ERROR_PREFIX + " ".join(str(message).split())
+
+
+def format_reply_stats(stats: Sequence[float]) -> str:
+    return format_stats(stats)
