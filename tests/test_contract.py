@@ -1,0 +1,81 @@
+"""One contract test suite over every registered metric plugin (built-ins and third parties)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evalpipe import list_metrics, load_metric
+from evalpipe.sufficient_stats import OptionError, sum_stats
+from evalpipe.sufficient_stats.vectors import format_stats, parse_stats
+
+HYPS = ["the cat sat on the mat .", "a dog barks", "", "Ünïcödé words, ok?", "x y z"]
+REFS = [["the cat is on the mat .", "there is a cat on the mat"], ["the dog barks", "a dog is barking"],
+        ["nothing here", "empty"], ["Ünïcödé words , ok ?", "unicode words"], ["x y w", "x z y"]]
+LABEL_HYPS = ["N V D N", "A B", "X", "P Q R", "S"]
+LABEL_REFS = [["N V N N"], ["A B"], ["Y"], ["P Q R"], ["S"]]
+
+
+def _data(name):
+    return (LABEL_HYPS, LABEL_REFS) if name == "accuracy" else (HYPS, REFS)
+
+
+@pytest.fixture(params=list_metrics())
+def metric_name(request):
+    return request.param
+
+
+def test_registry_lists_builtins():
+    assert {"bleu", "chrf", "ter", "token_f1", "accuracy"} <= set(list_metrics())
+
+
+def test_fixed_length_and_fields(metric_name):
+    metric = load_metric(metric_name)
+    hyps, refs = _data(metric_name)
+    for h, r in zip(hyps, refs):
+        stats = metric.stats(h, r)
+        assert len(stats) == metric.num_stats == len(metric.stats_fields)
+        assert all(isinstance(v, (int, float)) and math.isfinite(v) for v in stats)
+
+
+def test_additivity_and_corpus_score(metric_name):
+    metric = load_metric(metric_name)
+    hyps, refs = _data(metric_name)
+    rows = [metric.stats(h, r) for h, r in zip(hyps, refs)]
+    streams = [[r[k] for r in refs] for k in range(len(refs[0]))]
+    assert metric.score(sum_stats(rows)) == metric.corpus_score(hyps, streams)
+    halves = sum_stats([sum_stats(rows[:2]), sum_stats(rows[2:])])
+    assert halves == sum_stats(rows)
+
+
+def test_stats_text_round_trip(metric_name):
+    metric = load_metric(metric_name)
+    hyps, refs = _data(metric_name)
+    for h, r in zip(hyps, refs):
+        stats = metric.stats(h, r)
+        assert parse_stats(format_stats(stats)) == stats
+
+
+def test_signature_present(metric_name):
+    metric = load_metric(metric_name)
+    hyps, refs = _data(metric_name)
+    metric.stats(hyps[0], refs[0])
+    sig = metric.signature()
+    assert isinstance(sig, str) and ":" in sig
+
+
+def test_unknown_option_names_valid_ones(metric_name):
+    with pytest.raises(OptionError, match="valid options"):
+        load_metric(metric_name, no_such_option=1)
+
+
+def test_wrong_length_rejected(metric_name):
+    metric = load_metric(metric_name)
+    with pytest.raises(ValueError, match=f"expects {metric.num_stats} stats"):
+        metric.score([1] * (metric.num_stats + 1))
+
+
+def test_no_reference_is_an_error(metric_name):
+    metric = load_metric(metric_name)
+    with pytest.raises(ValueError, match="at least one reference"):
+        metric.stats("a b", [])
