@@ -49,4 +49,4 @@ def check_same_length(named: Sequence[tuple]) -> None:
     for name, lines in named[1:]:
         if len(lines) != len(first):
             raise CorpusError(f"line counts differ: {first_name} has {len(first)} lines, "
-                              f"{name} has {len(lines)}")
+                              f"{name} has {len(lines)} lines")

@@ -6,7 +6,7 @@ from typing import Any, Dict, Sequence
 
 import click
 
-from evalpipe.registry import PluginError, list_metrics, load_metric
+from evalpipe.registry import PluginError, load_metric
 from evalpipe.sufficient_stats.base import OptionError
 
 
@@ -26,7 +26,7 @@ def metric_or_usage_error(name: str, options: Dict[str, Any]) -> Any:
     try:
         return load_metric(name, **options)
     except PluginError as exc:
-        raise click.UsageError(f"{exc}. Installed metrics: {', '.join(list_metrics())}") from None
+        raise click.UsageError(str(exc)) from None
     except (OptionError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 

@@ -10,7 +10,7 @@ import click
 from evalpipe import __version__
 from evalpipe.cli.options import parse_key_values, setup_logging
 from evalpipe.corpus import CorpusError, check_same_length, read_lines, read_stream
-from evalpipe.registry import PluginError, list_metrics, load_class
+from evalpipe.registry import PluginError, load_class
 from evalpipe.report import to_json, to_table, to_tsv
 from evalpipe.scoring import MetricSpec, System, score_systems, sentence_scores
 from evalpipe.sufficient_stats.base import OptionError
@@ -23,7 +23,7 @@ def _metrics(names: List[str], raw_options: Dict[str, str]) -> List[MetricSpec]:
         routed = route_options(names, classes, raw_options, "the selected metrics")
         return [MetricSpec(n, o, c(**o)) for n, c, o in zip(names, classes, routed)]
     except PluginError as exc:
-        raise click.UsageError(f"{exc}. Installed metrics: {', '.join(list_metrics())}") from None
+        raise click.UsageError(str(exc)) from None
     except (OptionError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -59,8 +59,9 @@ def _progress(total: int, quiet: bool):
               help="a system with one or more optimizer runs (MultEval style)")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "tsv"]), default="table", show_default=True)
 @click.option("--sentence-level", is_flag=True, help="per-segment scores (JSON lines with --format json, else TSV)")
-@click.option("--confidence", type=int, is_flag=False, flag_value=1000, default=0, metavar="[N]",
-              help="bootstrap 95%% confidence intervals from N resamples (default N: 1000)")
+@click.option("--confidence", is_flag=True, help="bootstrap 95%% confidence intervals")
+@click.option("--confidence-n", type=click.IntRange(min=2), default=1000, show_default=True,
+              help="bootstrap resamples for --confidence")
 @click.option("--paired-bs", is_flag=True, help="paired bootstrap resampling against the first system")
 @click.option("--paired-ar", is_flag=True, help="paired approximate randomization against the first system")
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
@@ -71,7 +72,8 @@ def _progress(total: int, quiet: bool):
 @click.option("-w", "--width", type=click.IntRange(min=0), default=2, show_default=True, help="decimals in the table")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, sentence_level, confidence, paired_bs,
+def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, sentence_level, confidence, confidence_n,
+                 paired_bs,
                  paired_ar, paired_n, seed, workers, width, quiet, verbose) -> None:
     """Score SYSTEM_FILES (or stdin) against the references with every metric.
 
@@ -99,7 +101,7 @@ def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, 
         bar = _progress(len(metrics) * sum(len(s.runs) for s in systems), quiet)
         step = bar.update if bar else (lambda n: None)
         try:
-            results, test = score_systems(systems, references, metrics, confidence=confidence,
+            results, test = score_systems(systems, references, metrics, confidence=confidence_n if confidence else 0,
                                           paired="bs" if paired_bs else "ar" if paired_ar else None,
                                           trials=paired_n, seed=seed_value, workers=workers, progress=step)
         finally:

@@ -1,0 +1,115 @@
+"""The serving loop with in-memory streams: one reply line per request, errors included."""
+from __future__ import annotations
+
+import io
+
+import pytest
+import sacrebleu
+
+from evalpipe import load_metric
+from evalpipe.protocol.codec import parse_request
+from evalpipe.protocol.dispatch import Dispatcher
+from evalpipe.protocol.loop import serve
+from evalpipe.sufficient_stats.vectors import format_stats, parse_stats, sum_stats
+
+
+def run(metric_name, requests, **options):
+    data = b"".join(r if isinstance(r, bytes) else r.encode("utf-8") + b"\n" for r in requests)
+    out = io.BytesIO()
+    served = serve(load_metric(metric_name, **options), io.BytesIO(data), out)
+    replies = out.getvalue().decode("utf-8").split("\n")
+    assert replies[-1] == ""
+    return served, replies[:-1]
+
+
+def test_score_then_eval_equals_sacrebleu():
+    hyps = ["the cat sat on the mat", "a quick brown fox", "hello world"]
+    refs = [["the cat is on the mat", "a cat sat on a mat"], ["the quick brown fox", "a fast brown fox"],
+            ["hello , world", "hi world"]]
+    served, replies = run("bleu", [" ||| ".join(["SCORE", *r, h]) for h, r in zip(hyps, refs)])
+    assert served == 3 and len(replies) == 3
+    total = sum_stats(parse_stats(r) for r in replies)
+    _, (score,) = run("bleu", [f"EVAL ||| {format_stats(total)}"])
+    expected = sacrebleu.BLEU().corpus_score(hyps, [list(x) for x in zip(*refs)]).score
+    assert float(score) == expected
+    assert score == repr(expected)
+
+
+def test_integers_written_without_decimal_point():
+    _, (reply,) = run("bleu", ["SCORE ||| a b c ||| a b c"])
+    assert reply == "3 3 3 2 1 0 3 2 1 0"
+
+
+def test_errors_are_one_line_each_and_loop_goes_on():
+    requests = [
+        "FOO ||| bar",
+        "SCORE ||| only-one-field",
+        "EVAL ||| 1 2 3",
+        "EVAL ||| 1 2 x 4 5 6 7 8 9 10",
+        "EVAL ||| ",
+        b"SCORE ||| caf\xe9 ||| cafe\n",
+        "",
+        "SCORE ||| a b ||| a b",
+    ]
+    served, replies = run("bleu", requests)
+    assert served == len(requests) == len(replies)
+    for reply in replies[:-1]:
+        assert reply.startswith("ERROR ||| "), reply
+    assert "expected a request starting with SCORE, EVAL, INFO" in replies[0]
+    assert "at least one reference" in replies[1]
+    assert "expects 10 stats" in replies[2] and "got 3" in replies[2]
+    assert "expected a number, got 'x'" in replies[3]
+    assert "UTF-8" in replies[5]
+    assert replies[-1] == "2 2 2 1 0 0 2 1 0 0"
+
+
+def test_crlf_spaces_and_cdec_handshake():
+    _, replies = run("bleu", [b"SCORE |||  a b c  |||a b c \r\n",
+                              "SCORE ||| Reference initialization string . ||| Testing initialization string ."])
+    assert replies[0] == "3 3 3 2 1 0 3 2 1 0"
+    assert len(parse_stats(replies[1])) == 10
+
+
+def test_meteor_style_integer_eval_and_several_vectors():
+    _, replies = run("bleu", ["EVAL ||| 3 3 3 2 1 0 3 2 1 0", "EVAL ||| 3 3 3 2 1 0 3 2 1 0 ||| 3 3 3 2 1 1 3 2 1 1"])
+    bleu = load_metric("bleu")
+    assert float(replies[0]) == bleu.score([3, 3, 3, 2, 1, 0, 3, 2, 1, 0])
+    first, second = replies[1].split()
+    assert (first, float(second)) == (replies[0], bleu.score([3, 3, 3, 2, 1, 1, 3, 2, 1, 1]))
+
+
+def test_info_names_signature_and_fields():
+    _, (reply,) = run("chrf", ["INFO"], word_order=2)
+    signature, fields = reply.split(" ||| ")
+    assert "nw:2" in signature and fields.split()[:3] == ["c1_hyp", "c1_ref", "c1_match"]
+
+
+def test_combination_bleu_minus_ter():
+    _, replies = run("bleu-ter", ["SCORE ||| a b c d ||| a b c e"])
+    stats = parse_stats(replies[0])
+    assert len(stats) == 12
+    _, (score,) = run("bleu-ter", [f"EVAL ||| {format_stats(stats)}"])
+    bleu, ter = load_metric("bleu"), load_metric("ter")
+    assert float(score) == pytest.approx((bleu.score(stats[:10]) - ter.score(stats[10:])) / 2)
+
+
+def test_accuracy_length_mismatch_is_an_error_reply():
+    _, replies = run("accuracy", ["SCORE ||| A B C ||| A B", "SCORE ||| A B ||| A C"])
+    assert replies[0].startswith("ERROR ||| ") and "expected 3 predicted labels" in replies[0]
+    assert replies[1] == "1 2 1"
+
+
+def test_parse_request_strips_fields():
+    assert parse_request(" SCORE |||  x ||| y ") == ("SCORE", ["x", "y"])
+
+
+def test_dispatcher_turns_metric_exceptions_into_errors():
+    class Broken:
+        num_stats = 1
+        stats_fields = ("x",)
+
+        def protocol_stats(self, fields):
+            raise RuntimeError("boom\nsecond line")
+
+    reply = Dispatcher(Broken()).handle("SCORE ||| a ||| b")
+    assert reply == "ERROR ||| boom second line"

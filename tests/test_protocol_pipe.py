@@ -1,0 +1,88 @@
+"""`evalpipe serve` through a real pipe: replies arrive flushed, one per request, with a timeout.
+
+PYTHONUNBUFFERED is removed from the child's environment so a missing flush would hang the test.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import subprocess
+import sys
+
+import pytest
+import sacrebleu
+
+from conftest import child_env
+from evalpipe.protocol import Client, ProtocolError
+from evalpipe.sufficient_stats.vectors import format_stats, parse_stats, sum_stats
+
+TIMEOUT = 30
+
+
+def read_line(proc, timeout=TIMEOUT):
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout):
+        proc.kill()
+        raise AssertionError(f"no reply within {timeout}s: the server did not flush")
+    return proc.stdout.readline().decode("utf-8").rstrip("\n")
+
+
+def start(*args):
+    exe = shutil.which("evalpipe")
+    cmd = [exe] if exe else [sys.executable, "-m", "evalpipe"]
+    return subprocess.Popen(cmd + ["serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=child_env())
+
+
+def test_synchronous_round_trips_through_the_console_script():
+    proc = start("bleu")
+    hyps = ["the cat sat on the mat", "", "a b c d"]
+    refs = ["the cat is on the mat", "x", "a b c e"]
+    rows = []
+    for h, r in zip(hyps, refs):
+        proc.stdin.write(f"SCORE ||| {r} ||| {h}\n".encode())
+        proc.stdin.flush()
+        rows.append(parse_stats(read_line(proc)))
+    proc.stdin.write(b"NOPE\n")
+    proc.stdin.flush()
+    assert read_line(proc).startswith("ERROR ||| ")
+    proc.stdin.write(f"EVAL ||| {format_stats(sum_stats(rows))}\n".encode())
+    proc.stdin.flush()
+    assert float(read_line(proc)) == sacrebleu.BLEU().corpus_score(hyps, [refs]).score
+    proc.stdin.close()
+    assert proc.wait(timeout=TIMEOUT) == 0
+    assert proc.stdout.read() == b""
+
+
+def test_closed_reader_ends_quietly():
+    proc = start("bleu")
+    proc.stdout.close()
+    proc.stdin.write(b"SCORE ||| a ||| a\n" * 2000)
+    try:
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    assert proc.wait(timeout=TIMEOUT) == 0
+    assert b"Traceback" not in proc.stderr.read()
+
+
+def test_unknown_metric_is_a_usage_error():
+    proc = start("no_such_metric")
+    proc.stdin.close()
+    assert proc.wait(timeout=TIMEOUT) == 2
+    err = proc.stderr.read().decode()
+    assert "unknown plugin 'no_such_metric'" in err and "bleu" in err
+
+
+def test_python_client(monkeypatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    with Client("chrf", {"word_order": 2}) as client:
+        stats = client.score("the cat sat", ["the cat sits", "a cat sat"])
+        assert client.evaluate(stats) == sacrebleu.CHRF(word_order=2).sentence_score(
+            "the cat sat", ["the cat sits", "a cat sat"]).score
+        assert "nw:2" in client.info()
+        with pytest.raises(ProtocolError, match="expects"):
+            client.evaluate([1, 2])
+        assert client.evaluate(stats) > 0  # still serving after the error
