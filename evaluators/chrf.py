@@ -1,24 +1,49 @@
-"""chrF and chrF++ (Popovic, 2015; 2017) as sufficient statistics, computed by sacrebleu.
+"""chrF and chrF++ (Popovic, 2015; 2017) as sufficient statistics, identical to sacrebleu's.
 
 Stats layout, all integers, three per order: first the character orders 1..char_order, then the
 word orders 1..word_order (``word_order=2`` is chrF++)::
 
     c1_hyp, c1_ref, c1_match, ..., cK_hyp, cK_ref, cK_match, w1_hyp, w1_ref, w1_match, ...
 
-With several references, the segment's stats are those of the reference with the best
-sentence-level chrF (sacrebleu's rule).  Score (0-100): per order precision P_n = match/hyp and
-recall R_n = match/ref are averaged over the orders with hyp > 0 and ref > 0 (or, with
-``eps_smoothing``, F-scores per order are averaged with eps = 1e-16), then
-``chrF = (1 + beta^2) P R / (beta^2 P + R)``.  Computed by sacrebleu's ``CHRF`` methods themselves.
+Per order: ``hyp`` = number of hypothesis n-grams (0 when the reference has none of that order,
+as sacrebleu counts it), ``ref`` = number of reference n-grams, ``match`` = clipped matches.
+Characters: the segment with whitespace removed (unless ``whitespace``); words: whitespace tokens
+with one leading or trailing punctuation mark split off (sacrebleu's ``_remove_punctuation``).
+With several references the segment's stats are those of the reference with the best
+sentence-level chrF (first on ties, sacrebleu's rule).
+
+Score (0-100): P_n = match/hyp and R_n = match/ref are averaged over the orders with hyp > 0 and
+ref > 0 (or, with ``eps_smoothing``, per-order F-scores are averaged with eps = 1e-16); then
+``chrF = (1 + beta^2) P R / (beta^2 P + R)``, computed by ``sacrebleu.CHRF._compute_f_score``.
+
+N-grams are counted as tuples of characters / words (equal exactly when sacrebleu's substrings
+and space-joined words are equal) with C-level counting, which is faster than sacrebleu's lists.
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from collections import _count_elements
+from typing import Any, List, Sequence, Tuple
 
 from sacrebleu.metrics.chrf import CHRF as _SacreCHRF
 
-from evalpipe.evaluators.sacrebleu_wrap import SacrebleuSegments
+from evalpipe.evaluators.ngrams import Counts, clipped
+from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
 from evalpipe.sufficient_stats.base import Metric, Option
+from evalpipe.sufficient_stats.cache import LRUCache
+from evalpipe.sufficient_stats.nrefs import RefCounter
+
+Side = Tuple[List[Counts], List[int]]  # per-order counts and per-order totals
+
+
+def _counts(items: Sequence[str], max_order: int) -> Side:
+    length = len(items)
+    counts, totals = [], []
+    for n in range(1, max_order + 1):
+        c: Counts = {}
+        _count_elements(c, items if n == 1 else zip(*[items[i:] for i in range(n)]))
+        counts.append(c)
+        totals.append(max(0, length - n + 1))
+    return counts, totals
 
 
 class ChrF(Metric):
@@ -41,19 +66,50 @@ class ChrF(Metric):
         o = self.options
         self.stats_fields = tuple(f"c{n}_{k}" for n in range(1, o["char_order"] + 1) for k in ("hyp", "ref", "match")) \
             + tuple(f"w{n}_{k}" for n in range(1, o["word_order"] + 1) for k in ("hyp", "ref", "match"))
-        sacre = _SacreCHRF(char_order=o["char_order"], word_order=o["word_order"], beta=o["beta"],
-                           lowercase=o["lowercase"], whitespace=o["whitespace"], eps_smoothing=o["eps_smoothing"])
-        self._seg = SacrebleuSegments(self.name, sacre, o["cache_size"])
+        self._sacre = _SacreCHRF(char_order=o["char_order"], word_order=o["word_order"], beta=o["beta"],
+                                 lowercase=o["lowercase"], whitespace=o["whitespace"],
+                                 eps_smoothing=o["eps_smoothing"])
+        self._cache: LRUCache = LRUCache(o["cache_size"])
+        self.nrefs = RefCounter()
+
+    def _side(self, text: str) -> Side:
+        o = self.options
+        if o["lowercase"]:
+            text = text.lower()
+        chars = text if o["whitespace"] else "".join(text.split())
+        counts, totals = _counts(chars, o["char_order"])
+        if o["word_order"]:
+            wc, wt = _counts(self._sacre._remove_punctuation(text), o["word_order"])
+            counts, totals = counts + wc, totals + wt
+        return counts, totals
+
+    def _references(self, refs: Tuple[str, ...]) -> List[Side]:
+        return [self._side(r) for r in refs]
 
     def stats(self, hypothesis: str, references: Sequence[str]) -> List[int]:
         """Per-order ``[hyp, ref, match]`` triples of the best-matching reference."""
-        return self._seg.stats(hypothesis, references)
+        check_hypothesis(self.name, hypothesis)
+        refs = reference_tuple(self.name, references)
+        self.nrefs.add(len(refs))
+        hyp_counts, hyp_totals = self._side(hypothesis)
+        best: List[int] = []
+        best_f = -1.0
+        for ref_counts, ref_totals in self._cache.get_or_compute(refs, self._references):
+            stats: List[int] = []
+            for h, ht, r, rt in zip(hyp_counts, hyp_totals, ref_counts, ref_totals):
+                stats += [ht if r else 0, rt, clipped(h, r, ht)]
+            if len(refs) == 1:
+                return stats
+            f = self._sacre._compute_f_score(stats)
+            if f > best_f:
+                best_f, best = f, stats
+        return best
 
     def score(self, stats: Sequence[float]) -> float:
         """chrF (0-100) from summed stats, by ``sacrebleu.CHRF``."""
         self.check_stats(stats)
-        return self._seg.score(stats)
+        return self._sacre._compute_score_from_stats([v.item() if hasattr(v, "item") else v for v in stats]).score
 
     def signature(self) -> str:
         """sacrebleu's chrF signature, e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0``."""
-        return self._seg.signature()
+        return self.nrefs.signature(self._sacre)

@@ -32,18 +32,21 @@ def ngram_counts(tokens: Sequence[str], max_order: int) -> List[Counts]:
     return out
 
 
+def clipped(hyp: Counts, ref: Counts, hyp_total: int) -> int:
+    """Sum over hypothesis n-grams g of min(hyp[g], ref[g]); ``hyp_total`` is sum(hyp.values())."""
+    if len(hyp) == hyp_total:  # no repeated n-gram: min(1, ref[g]) is 1 whenever g is in ref
+        return sum(map(ref.__contains__, hyp))
+    return sum(map(min, hyp.values(), map(ref.get, hyp, repeat(0))))
+
+
 def clipped_matches(tokens: Sequence[str], ref_counts: Sequence[Counts]) -> List[int]:
     """Per order, the clipped number of hypothesis n-grams that occur in the reference counts."""
     length = len(tokens)
     out: List[int] = []
-    zeros = repeat(0)
     for n, ref in enumerate(ref_counts):
         counts: Counts = {}
         _count_elements(counts, _windows(tokens, n + 1))
-        if len(counts) == length - n:  # no repeated n-gram: min(1, ref[g]) is 1 whenever g is in ref
-            out.append(sum(map(ref.__contains__, counts)))
-        else:
-            out.append(sum(map(min, counts.values(), map(ref.get, counts, zeros))))
+        out.append(clipped(counts, ref, max(0, length - n)))
     return out
 
 

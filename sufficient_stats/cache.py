@@ -1,8 +1,14 @@
-"""A bounded least-recently-used cache for reference-side work.
+"""A bounded least-recently-used cache for reference-side work, with a doorkeeper.
 
 Tuners send n-best lists: the same references with hundreds of hypotheses.  Metrics keep their
 reference preprocessing (tokenized references, n-gram counts) here, keyed by the tuple of
 reference strings, so each reference set is processed once while it is in use.
+
+Corpus scoring sends every reference set once; keeping those values would only cost memory (a
+chrF reference set holds thousands of n-gram entries) and time.  So a value is admitted only when
+its key is asked for a second time while still remembered in a bounded "seen once" list (the
+doorkeeper of TinyLFU, Einziger et al., 2017): unique references are computed and dropped, repeated
+ones are kept.  At most ``maxsize`` values and ``4 * maxsize`` seen-once keys are held.
 """
 from __future__ import annotations
 
@@ -13,32 +19,41 @@ V = TypeVar("V")
 
 
 class LRUCache(Generic[V]):
-    """``get_or_compute(key, fn)``: the cached value for ``key``, computing ``fn(key)`` on a miss.
-
-    At most ``maxsize`` entries are kept; the least recently used one is evicted first.
-    """
+    """``get_or_compute(key, fn)``: the cached value for ``key``, computing ``fn(key)`` on a miss."""
 
     def __init__(self, maxsize: int = 4096) -> None:
         if maxsize < 1:
             raise ValueError(f"cache size must be >= 1, got {maxsize}")
         self.maxsize = maxsize
         self._data: "OrderedDict[Hashable, V]" = OrderedDict()
+        self._seen: "OrderedDict[Hashable, None]" = OrderedDict()
+        self._last_key: Hashable = None
+        self._last_value: V = None  # type: ignore[assignment]
         self.hits = 0
         self.misses = 0
 
     def get_or_compute(self, key: Hashable, compute: Callable[[Hashable], V]) -> V:
+        if key == self._last_key and self._last_value is not None:
+            self.hits += 1
+            return self._last_value
         data = self._data
-        try:
-            value = data[key]
-        except KeyError:
+        value = data.get(key)
+        if value is not None:
+            self.hits += 1
+            data.move_to_end(key)
+        else:
             self.misses += 1
             value = compute(key)
-            data[key] = value
-            if len(data) > self.maxsize:
-                data.popitem(last=False)
-            return value
-        self.hits += 1
-        data.move_to_end(key)
+            if key in self._seen:
+                del self._seen[key]
+                data[key] = value
+                if len(data) > self.maxsize:
+                    data.popitem(last=False)
+            else:
+                self._seen[key] = None
+                if len(self._seen) > 4 * self.maxsize:
+                    self._seen.popitem(last=False)
+        self._last_key, self._last_value = key, value
         return value
 
     def __len__(self) -> int:
@@ -46,3 +61,5 @@ class LRUCache(Generic[V]):
 
     def clear(self) -> None:
         self._data.clear()
+        self._seen.clear()
+        self._last_key, self._last_value = None, None

@@ -132,7 +132,12 @@ def test_signatures_equal_sacrebleu(name, cls):
 def test_reference_cache_is_bounded_and_correct():
     metric = load_metric("bleu", cache_size=2)
     first = metric.stats("a b c", ["a b c d"])
-    metric.stats("x", ["y"])
-    metric.stats("x", ["z"])
+    assert len(metric._cache) == 0  # seen once: computed, not kept
+    for ref in (["a b c d"], ["y"], ["z"]):
+        metric.stats("x", ref)
+        metric.stats("x y", ref)
     assert len(metric._cache) == 2
     assert metric.stats("a b c", ["a b c d"]) == first
+    hits = metric._cache.hits
+    metric.stats("a b", ["z"])
+    assert metric._cache.hits == hits + 1

@@ -1,0 +1,26 @@
+"""Run every benchmark: ``python bench/run.py [SCALE]`` (SCALE 1 = the sizes the issues name).
+
+Each line prints evalpipe's figure, the anchor's measured in the same run, and their ratio.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_corpus  # noqa: E402
+import bench_protocol  # noqa: E402
+
+
+def main() -> None:
+    scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+    print(f"# evalpipe benchmarks, scale {scale}")
+    print("## protocol and metric plugins (issue 2)")
+    bench_protocol.main(scale)
+    print("## score-corpus (issue 3)")
+    bench_corpus.main(scale)
+
+
+if __name__ == "__main__":
+    main()
