@@ -29,12 +29,15 @@ class LRUCache(Generic[V]):
         self._seen: "OrderedDict[Hashable, None]" = OrderedDict()
         self._last_key: Hashable = None
         self._last_value: V = None  # type: ignore[assignment]
+        self._last_admitted = False
         self.hits = 0
         self.misses = 0
 
     def get_or_compute(self, key: Hashable, compute: Callable[[Hashable], V]) -> V:
         if key == self._last_key and self._last_value is not None:
             self.hits += 1
+            if not self._last_admitted:  # asked for twice in a row: worth keeping
+                self._admit(key, self._last_value)
             return self._last_value
         data = self._data
         value = data.get(key)
@@ -45,16 +48,20 @@ class LRUCache(Generic[V]):
             self.misses += 1
             value = compute(key)
             if key in self._seen:
-                del self._seen[key]
-                data[key] = value
-                if len(data) > self.maxsize:
-                    data.popitem(last=False)
+                self._admit(key, value)
             else:
                 self._seen[key] = None
                 if len(self._seen) > 4 * self.maxsize:
                     self._seen.popitem(last=False)
-        self._last_key, self._last_value = key, value
+        self._last_key, self._last_value, self._last_admitted = key, value, key in data
         return value
+
+    def _admit(self, key: Hashable, value: V) -> None:
+        self._seen.pop(key, None)
+        self._data[key] = value
+        if len(self._data) > self.maxsize:
+            self._data.popitem(last=False)
+        self._last_admitted = True
 
     def __len__(self) -> int:
         return len(self._data)
