@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.engines import extract_stats
+from evalpipe.engines import LocalEngine
 from evalpipe.report import Result
 from evalpipe.sufficient_stats import resample
 from evalpipe.sufficient_stats.vectors import sum_stats
@@ -20,10 +20,11 @@ from evalpipe.sufficient_stats.vectors import sum_stats
 
 @dataclass
 class System:
-    """A named system: one hypothesis list per optimizer run."""
+    """A named system: one hypothesis list per optimizer run (or, for the Spark engine, one
+    :class:`evalpipe.spark_engine.TextFiles` per run, which Spark reads itself)."""
 
     name: str
-    runs: List[List[str]]
+    runs: List[Any]
 
 
 @dataclass
@@ -46,15 +47,17 @@ def extend_signature(signature: str, **extra: Any) -> str:
 
 def score_systems(systems: Sequence[System], references: Sequence[Sequence[str]], metrics: Sequence[MetricSpec],
                   confidence: int = 0, paired: Optional[str] = None, trials: Optional[int] = None,
-                  seed: Optional[int] = 12345, workers: int = 1,
+                  seed: Optional[int] = 12345, engine: Any = None,
                   progress: Callable[[int], None] = lambda n: None) -> Tuple[List[Result], Dict[str, Any]]:
     """Score every system with every metric; returns results and the test description.
 
     ``confidence``: bootstrap resamples for 95 % intervals (0: none).  ``paired``: ``"bs"``,
     ``"ar"`` or None, with the first system as baseline; systems with several runs use
-    stratified AR.  ``trials`` defaults to sacrebleu's (1000 for bs, 10000 for ar).
+    stratified AR.  ``trials`` defaults to sacrebleu's (1000 for bs, 10000 for ar).  ``engine``
+    computes the stats (:mod:`evalpipe.engines`; local by default); when nothing is resampled
+    only summed stats come back from it.
     """
-    n = len(references[0])
+    engine = engine or LocalEngine()
     multi_run = any(len(s.runs) > 1 for s in systems)
     if paired and len(systems) < 2:
         raise ValueError("a paired test needs at least two systems (the first is the baseline)")
@@ -63,24 +66,31 @@ def score_systems(systems: Sequence[System], references: Sequence[Sequence[str]]
         test_type = "stratified-ar" if multi_run else paired
         trials = trials or (1000 if paired == "bs" else 10000)
     boot_n = confidence or (trials if paired == "bs" else 0) or (1000 if multi_run else 0)
-    counts = resample.bootstrap_counts(n, boot_n, seed) if boot_n else None
-    masks = resample.ar_masks(n, trials, seed) if test_type == "ar" else None
+    need_rows = bool(boot_n or paired)
+    counts = masks = None
 
     matrices: Dict[Tuple[str, str], List[np.ndarray]] = {}
     results: List[Result] = []
     for spec in metrics:
         score = spec.metric.score
         for s_index, system in enumerate(systems):
-            mats = []
+            mats, run_scores = [], []
             for hyps in system.runs:
-                rows = extract_stats(spec.metric, spec.name, spec.options, hyps, references, workers)
-                mats.append((rows, resample.as_matrix(rows)))
+                if need_rows:
+                    rows = engine.rows(spec.metric, spec.name, spec.options, hyps, references)
+                    run_scores.append(score(sum_stats(rows, spec.metric.num_stats)))
+                    mats.append((rows, resample.as_matrix(rows)))
+                else:
+                    run_scores.append(score(engine.total(spec.metric, spec.name, spec.options, hyps, references)))
                 progress(1)
-            run_scores = [score(sum_stats(rows, spec.metric.num_stats)) for rows, _ in mats]
+            if need_rows and counts is None:
+                n = len(mats[0][0])
+                counts = resample.bootstrap_counts(n, boot_n, seed) if boot_n else None
+                masks = resample.ar_masks(n, trials, seed) if test_type == "ar" else None
             matrices[(system.name, spec.name)] = [m for _, m in mats]
             result = Result(system=system.name, metric=spec.name, score=float(np.mean(run_scores)) if multi_run else run_scores[0],
                             signature=spec.metric.signature(), baseline=bool(paired) and s_index == 0,
-                            runs=len(mats), run_scores=run_scores)
+                            runs=len(system.runs), run_scores=run_scores)
             if counts is not None and (confidence or paired == "bs" or multi_run):
                 boots = [resample.bootstrap_scores(score, m, counts) for _, m in mats]
                 if confidence or paired == "bs":
@@ -114,13 +124,14 @@ def score_systems(systems: Sequence[System], references: Sequence[Sequence[str]]
 
 
 def sentence_scores(systems: Sequence[System], references: Sequence[Sequence[str]], metrics: Sequence[MetricSpec],
-                    workers: int = 1) -> List[Dict[str, Any]]:
+                    engine: Any = None) -> List[Dict[str, Any]]:
     """Per-segment scores: one record per system, run, metric and segment."""
+    engine = engine or LocalEngine()
     out = []
     for system in systems:
         for run, hyps in enumerate(system.runs, 1):
             for spec in metrics:
-                rows = extract_stats(spec.metric, spec.name, spec.options, hyps, references, workers)
+                rows = engine.rows(spec.metric, spec.name, spec.options, hyps, references)
                 for i, row in enumerate(rows, 1):
                     out.append({"system": system.name, "run": run, "metric": spec.name, "segment": i,
                                 "score": spec.metric.segment_score(row)})

@@ -1,8 +1,13 @@
 """Arithmetic and text form of sufficient-statistics vectors.
 
-Sums are exact and independent of order: a column of integers is summed as Python integers, a
-column holding any float with :func:`math.fsum` (the correctly rounded sum of the exact values),
-so every engine and every partitioning of a corpus gives the same total to the last bit.
+Sums are exact and independent of order and partitioning.  Integer columns are summed as Python
+integers.  A column holding any float is accumulated exactly as a fixed-point integer (every
+finite double is an integer multiple of 2**-1074) and rounded once at the end, so the result is
+the correctly rounded sum of the exact values -- the same as :func:`math.fsum` -- whatever the
+order or the way the rows were split among workers, partitions or machines.
+
+``partial_sum`` / ``merge_partials`` / ``finish_partial`` expose that accumulator so engines can
+sum partitions separately and combine them with no rounding in between.
 
 Text form: integers (and integral floats) are written without a decimal point, other floats with
 ``repr``, so ``parse_stats(format_stats(v)) == v`` exactly.
@@ -11,39 +16,105 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, List, Optional, Sequence, Union
+from fractions import Fraction
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 Number = Union[int, float]
-
 _INT = re.compile(r"[+-]?\d+\Z")
+_FRACTION_BITS = 1074  # 2**-1074 is the smallest positive double
 
 
-def _column_sum(column: Sequence[Number]) -> Number:
-    if all(type(v) is int for v in column):
-        return sum(column)
-    total = math.fsum(column)
-    return int(total) if total.is_integer() and all(float(v).is_integer() for v in column) else total
+class Partial:
+    """An exact running total of stats rows: fixed-point integers per column, and per column
+    whether any float was seen and whether every value was integral."""
+
+    __slots__ = ("totals", "floaty", "integral", "rows")
+
+    def __init__(self, width: int) -> None:
+        self.totals = [0] * width
+        self.floaty = [False] * width
+        self.integral = [True] * width
+        self.rows = 0
+
+    def merge(self, other: "Partial") -> "Partial":
+        if len(other.totals) != len(self.totals):
+            raise ValueError(f"cannot merge partial sums of {len(self.totals)} and {len(other.totals)} values")
+        out = Partial(len(self.totals))
+        for i, (a, b) in enumerate(zip(self.totals, other.totals)):
+            fa, fb = self.floaty[i], other.floaty[i]
+            out.floaty[i] = fa or fb
+            if out.floaty[i]:
+                a = a if fa else a << _FRACTION_BITS
+                b = b if fb else b << _FRACTION_BITS
+            out.totals[i] = a + b
+            out.integral[i] = self.integral[i] and other.integral[i]
+        out.rows = self.rows + other.rows
+        return out
+
+    def finish(self) -> List[Number]:
+        out: List[Number] = []
+        for total, floaty, integral in zip(self.totals, self.floaty, self.integral):
+            if not floaty:
+                out.append(total)
+            elif integral:
+                out.append(total >> _FRACTION_BITS)
+            else:
+                out.append(float(Fraction(total, 1 << _FRACTION_BITS)))
+        return out
 
 
-def sum_stats(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -> List[Number]:
-    """Column-wise exact sum of stats rows; ``width`` gives the length when ``rows`` is empty.
+def _exact_column(column: Sequence[Number], where: str) -> Tuple[int, bool]:
+    """(fixed-point integer total, every value integral) of a column holding floats."""
+    total = 0
+    integral = True
+    for v in column:
+        if type(v) is int:
+            total += v << _FRACTION_BITS
+            continue
+        v = float(v)
+        if not math.isfinite(v):
+            raise ValueError(f"stats {where}: expected finite numbers, got {v}")
+        n, d = v.as_integer_ratio()
+        total += n << (_FRACTION_BITS - d.bit_length() + 1)
+        integral = integral and d == 1
+    return total, integral
 
-    Raises ``ValueError`` if a row's length differs from the others (or from ``width``).
-    """
-    rows = list(rows)
+
+def partial_sum(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -> Partial:
+    """The exact running total of ``rows`` (``width``: the vector length, taken from the first row if None)."""
+    rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         if width is None:
             raise ValueError("cannot sum an empty list of stats without knowing the vector length")
-        return [0] * width
+        return Partial(width)
     n = len(rows[0]) if width is None else width
-    for i, row in enumerate(rows):
-        if len(row) != n:
-            raise ValueError(f"stats row {i + 1} has {len(row)} values, expected {n}")
-    return [_column_sum(col) for col in zip(*rows)]
+    lengths = set(map(len, rows))
+    if lengths != {n}:
+        bad = next(i for i, row in enumerate(rows) if len(row) != n)
+        raise ValueError(f"stats row {bad + 1} has {len(rows[bad])} values, expected {n}")
+    partial = Partial(n)
+    partial.rows = len(rows)
+    for i, column in enumerate(zip(*rows)):
+        if set(map(type, column)) == {int}:
+            partial.totals[i] = sum(column)
+        else:
+            if hasattr(column[0], "item"):
+                column = [v.item() for v in column]
+            partial.totals[i], partial.integral[i] = _exact_column(column, f"column {i + 1}")
+            partial.floaty[i] = True
+    return partial
+
+
+def sum_stats(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -> List[Number]:
+    """Column-wise exact sum of stats rows; ``width`` gives the length when ``rows`` may be empty.
+
+    Raises ``ValueError`` if a row's length differs from the others (or from ``width``).
+    """
+    return partial_sum(rows, width).finish()
 
 
 def add_stats(a: Sequence[Number], b: Sequence[Number]) -> List[Number]:
-    """Sum of two partial totals (used to combine partitions); see :func:`sum_stats`."""
+    """Sum of two vectors (see :func:`sum_stats`)."""
     return sum_stats([a, b])
 
 

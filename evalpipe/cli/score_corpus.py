@@ -10,6 +10,7 @@ import click
 from evalpipe import __version__
 from evalpipe.cli.options import parse_key_values, setup_logging
 from evalpipe.corpus import CorpusError, check_same_length, read_lines, read_stream
+from evalpipe.engines import EngineError, make_engine
 from evalpipe.registry import PluginError, load_class
 from evalpipe.report import to_json, to_table, to_tsv
 from evalpipe.scoring import MetricSpec, System, score_systems, sentence_scores
@@ -42,6 +43,19 @@ def _systems(paths: List[str], named: List[str]) -> List[System]:
     return systems
 
 
+def _spark_inputs(refs: List[str], paths: List[str], named: List[str]):
+    """Systems as TextFiles that Spark reads itself; references as paths (nothing read here)."""
+    from evalpipe.spark_engine import TextFiles
+
+    systems = [System(p, [TextFiles(p, refs)]) for p in paths]
+    for spec in named:
+        name, eq, files = spec.partition("=")
+        if not eq or not name or not files:
+            raise click.BadParameter(f"expected NAME=run1.txt[,run2.txt...], got {spec!r}", param_hint="--system")
+        systems.append(System(name, [TextFiles(f, refs) for f in files.split(",")]))
+    return [[] for _ in refs], systems
+
+
 def _progress(total: int, quiet: bool):
     if quiet or not sys.stderr.isatty() or total < 2:
         return None
@@ -67,14 +81,18 @@ def _progress(total: int, quiet: bool):
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="trials of the paired test (default 1000 for bs, 10000 for ar)")
 @click.option("--seed", default="12345", show_default=True, help="random seed of resampling ('none' for a random one)")
+@click.option("--engine", type=click.Choice(["local", "pool", "spark"]), default="local", show_default=True,
+              help="where stats are computed (results identical on every engine)")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="processes extracting stats (results identical to 1)")
+              help="processes extracting stats (local/pool engines; results identical to 1)")
+@click.option("--spark-master", default="local[2]", show_default=True,
+              help="Spark master URL for --engine spark (local[2], spark://host:7077, yarn)")
 @click.option("-w", "--width", type=click.IntRange(min=0), default=2, show_default=True, help="decimals in the table")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
 def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, sentence_level, confidence, confidence_n,
                  paired_bs,
-                 paired_ar, paired_n, seed, workers, width, quiet, verbose) -> None:
+                 paired_ar, paired_n, seed, engine, workers, spark_master, width, quiet, verbose) -> None:
     """Score SYSTEM_FILES (or stdin) against the references with every metric.
 
     Numbers and signatures are sacrebleu's for bleu, chrf and ter.  Exit codes: 2 for usage
@@ -88,30 +106,40 @@ def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, 
     except ValueError:
         raise click.BadParameter(f"expected an integer or 'none', got {seed!r}", param_hint="--seed") from None
     metrics = _metrics(list(dict.fromkeys(metric_names)), parse_key_values(options))
+    runner = None
     try:
-        references = [read_lines(r) for r in refs]
-        systems = _systems(list(system_files), list(named_systems))
-        check_same_length([(r, lines) for r, lines in zip(refs, references)]
-                          + [(f"{s.name} (run {i + 1})" if len(s.runs) > 1 else s.name, run)
-                             for s in systems for i, run in enumerate(s.runs)])
+        runner = make_engine(engine, workers, spark_master)
+        if engine == "spark" and (system_files or named_systems):
+            references, systems = _spark_inputs(list(refs), list(system_files), list(named_systems))
+        else:
+            references = [read_lines(r) for r in refs]
+            systems = _systems(list(system_files), list(named_systems))
+            check_same_length([(r, lines) for r, lines in zip(refs, references)]
+                              + [(f"{s.name} (run {i + 1})" if len(s.runs) > 1 else s.name, run)
+                                 for s in systems for i, run in enumerate(s.runs)])
         if sentence_level:
-            records = sentence_scores(systems, references, metrics, workers)
-            _print_sentences(records, fmt)
+            _print_sentences(sentence_scores(systems, references, metrics, runner), fmt)
             return
         bar = _progress(len(metrics) * sum(len(s.runs) for s in systems), quiet)
         step = bar.update if bar else (lambda n: None)
         try:
             results, test = score_systems(systems, references, metrics, confidence=confidence_n if confidence else 0,
                                           paired="bs" if paired_bs else "ar" if paired_ar else None,
-                                          trials=paired_n, seed=seed_value, workers=workers, progress=step)
+                                          trials=paired_n, seed=seed_value, engine=runner, progress=step)
         finally:
             if bar:
                 bar.render_finish()
+    except EngineError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
     except (CorpusError, ValueError) as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
+    finally:
+        if runner is not None:
+            runner.close()
     if fmt == "json":
-        header: Dict[str, Any] = {"evalpipe_version": __version__, "segments": len(references[0]),
+        header: Dict[str, Any] = {"evalpipe_version": __version__, "segments": len(references[0]) or None,
                                   "references": list(refs), "test": test}
         click.echo(to_json(results, header))
     elif fmt == "tsv":
