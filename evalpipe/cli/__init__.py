@@ -8,6 +8,7 @@ import click
 
 from evalpipe import __version__
 from evalpipe.cli.demo import demo
+from evalpipe.cli.env_run import env_group
 from evalpipe.cli.listing import list_command
 from evalpipe.cli.score_corpus import score_corpus
 from evalpipe.cli.serve import serve
@@ -23,3 +24,4 @@ main.add_command(serve)
 main.add_command(list_command)
 main.add_command(score_corpus)
 main.add_command(demo)
+main.add_command(env_group)
