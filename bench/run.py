@@ -10,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_corpus  # noqa: E402
+import bench_engines  # noqa: E402
 import bench_protocol  # noqa: E402
 
 
@@ -20,6 +21,8 @@ def main() -> None:
     bench_protocol.main(scale)
     print("## score-corpus (issue 3)")
     bench_corpus.main(scale)
+    print("## engines (issue 5)")
+    bench_engines.main(scale)
 
 
 if __name__ == "__main__":
