@@ -38,8 +38,11 @@ def metric_for(name: str, options: Dict[str, Any]) -> Any:
     return _METRICS[key]
 
 
-def segment_rows(metric: Any, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> List[list]:
-    """Stats rows of ``hyps`` against reference streams ``refs`` (all in memory)."""
+def segment_rows(metric: Any, hyps: Sequence[Any], refs: Sequence[Sequence[str]]) -> List[list]:
+    """Stats rows of ``hyps`` against reference streams ``refs`` (all in memory).  With no
+    reference streams, ``hyps`` are instance records (SimulEval logs) scored by ``item_stats``."""
+    if not refs:
+        return [metric.item_stats(item) for item in hyps]
     return [metric.stats(h, [r[i] for r in refs]) for i, h in enumerate(hyps)]
 
 
@@ -119,7 +122,7 @@ class PoolEngine(LocalEngine):
         # The driver's metric object sees one segment too, so what it records about its input
         # (the reference count in its signature) is what it would have recorded scoring locally.
         if hyps:
-            metric.stats(hyps[0], [r[0] for r in refs])
+            metric.item_stats(hyps[0]) if not refs else metric.stats(hyps[0], [r[0] for r in refs])
 
     def close(self) -> None:
         if self._pool is not None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from evalpipe.sufficient_stats.vectors import sum_stats
 
@@ -137,6 +137,21 @@ class Metric(ABC):
                 f"got {len(fields)} field(s)"
             )
         return self.stats(fields[-1], list(fields[:-1]))
+
+    def simul_stats(self, source_length: str, reference: str, delays: str, elapsed: Optional[str] = None,
+                    hypothesis: Optional[str] = None) -> List[float]:
+        """Stats from a simultaneous-translation request (see :mod:`evalpipe.evaluators.latency`);
+        a quality metric scores ``hypothesis`` against ``reference``."""
+        if hypothesis is None:
+            raise ValueError(f"{self.name} needs the hypothesis text: SCORE ||| SOURCE_LENGTH ||| REFERENCE ||| "
+                             f"DELAYS ||| HYPOTHESIS")
+        return self.stats(hypothesis, [reference])
+
+    def item_stats(self, item: Any) -> List[float]:
+        """Stats of one SimulEval instance record (``prediction``, ``reference``, ``delays`` ...)."""
+        if not isinstance(item, dict) or "prediction" not in item or item.get("reference") is None:
+            raise ValueError(f"{self.name}: expected an instance with 'prediction' and 'reference'")
+        return self.stats(item["prediction"], [item["reference"]])
 
     def check_stats(self, stats: Sequence[float]) -> None:
         """Raise ``ValueError`` unless ``stats`` has this metric's length."""

@@ -76,9 +76,24 @@ class Combination(Metric):
         return out
 
     def protocol_stats(self, fields: Sequence[str]) -> List[float]:
+        """Every member's stats of one request.  With a latency member the request has the
+        simultaneous form ``SOURCE_LENGTH ||| REFERENCE ||| DELAYS ||| HYPOTHESIS``."""
         out: List[float] = []
+        if any(getattr(m, "is_latency", False) for _, _, m in self.members):
+            if len(fields) != 4:
+                raise ValueError("a quality + latency combination expects SCORE ||| SOURCE_LENGTH ||| REFERENCE ||| "
+                                 f"DELAYS ||| HYPOTHESIS; got {len(fields)} field(s)")
+            for _, _, metric in self.members:
+                out += metric.simul_stats(fields[0], fields[1], fields[2], None, fields[3])
+            return out
         for _, _, metric in self.members:
             out += metric.protocol_stats(fields)
+        return out
+
+    def item_stats(self, item: Any) -> List[float]:
+        out: List[float] = []
+        for _, _, metric in self.members:
+            out += metric.item_stats(item)
         return out
 
     def score(self, stats: Sequence[float]) -> float:

@@ -7,7 +7,7 @@ import pytest
 
 from evalpipe import list_metrics, load_metric
 from evalpipe.sufficient_stats import OptionError, sum_stats
-from evalpipe.sufficient_stats.vectors import format_stats, parse_stats
+from evalpipe.sufficient_stats.vectors import format_stats, parse_stats, partial_sum
 
 HYPS = ["the cat sat on the mat .", "a dog barks", "", "Ünïcödé words, ok?", "x y z"]
 REFS = [["the cat is on the mat .", "there is a cat on the mat"], ["the dog barks", "a dog is barking"],
@@ -17,6 +17,11 @@ LABEL_REFS = [["N V N N"], ["A B"], ["Y"], ["P Q R"], ["S"]]
 
 
 def _data(name):
+    from evalpipe.registry import load_class
+
+    examples = getattr(load_class(name), "CONTRACT_EXAMPLES", None)
+    if examples:
+        return [h for h, _ in examples], [r for _, r in examples]
     return (LABEL_HYPS, LABEL_REFS) if name == "accuracy" else (HYPS, REFS)
 
 
@@ -44,7 +49,7 @@ def test_additivity_and_corpus_score(metric_name):
     rows = [metric.stats(h, r) for h, r in zip(hyps, refs)]
     streams = [[r[k] for r in refs] for k in range(len(refs[0]))]
     assert metric.score(sum_stats(rows)) == metric.corpus_score(hyps, streams)
-    halves = sum_stats([sum_stats(rows[:2]), sum_stats(rows[2:])])
+    halves = partial_sum(rows[:2]).merge(partial_sum(rows[2:])).finish()
     assert halves == sum_stats(rows)
 
 

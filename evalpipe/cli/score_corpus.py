@@ -11,18 +11,25 @@ from evalpipe import __version__
 from evalpipe.cli.options import parse_key_values, setup_logging
 from evalpipe.corpus import CorpusError, check_same_length, read_lines, read_stream
 from evalpipe.engines import EngineError, make_engine
+from evalpipe.evaluators.latency import read_instances
 from evalpipe.registry import PluginError, load_class
 from evalpipe.report import to_json, to_table, to_tsv
 from evalpipe.scoring import MetricSpec, System, score_systems, sentence_scores
 from evalpipe.sufficient_stats.base import OptionError
-from evalpipe.sufficient_stats.combine import route_options
+from evalpipe.sufficient_stats.combine import is_combination, load_combination, route_options
 
 
 def _metrics(names: List[str], raw_options: Dict[str, str]) -> List[MetricSpec]:
+    """Plain metrics get ``[METRIC.]KEY=VALUE`` options; a combination (``bleu-0.1*al``) is built
+    with its members' defaults."""
     try:
-        classes = [load_class(n) for n in names]
-        routed = route_options(names, classes, raw_options, "the selected metrics")
-        return [MetricSpec(n, o, c(**o)) for n, c, o in zip(names, classes, routed)]
+        combos = {n: load_combination(n) for n in names if is_combination(n)}
+        plain = [n for n in names if n not in combos]
+        classes = [load_class(n) for n in plain]
+        routed = dict(zip(plain, route_options(plain, classes, raw_options, "the selected metrics")
+                          if raw_options else [{} for _ in plain]))
+        built = {n: c(**routed[n]) for n, c in zip(plain, classes)}
+        return [MetricSpec(n, routed.get(n, {}), combos[n] if n in combos else built[n]) for n in names]
     except PluginError as exc:
         raise click.UsageError(str(exc)) from None
     except (OptionError, ValueError) as exc:
@@ -64,10 +71,12 @@ def _progress(total: int, quiet: bool):
 
 @click.command("score-corpus", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("system_files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-r", "--ref", "refs", multiple=True, required=True, type=click.Path(dir_okay=False),
+@click.option("-r", "--ref", "refs", multiple=True, type=click.Path(dir_okay=False),
               help="reference file (repeat for several references)")
-@click.option("-m", "--metric", "metric_names", multiple=True, default=("bleu",), show_default=True,
-              help="metric (repeat for several)")
+@click.option("-m", "--metric", "metric_names", multiple=True,
+              help="metric (repeat for several; default bleu, or bleu ap al dal laal with --instances)")
+@click.option("--instances", "instance_logs", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="a SimulEval instances.log (JSON lines) to score as one system (repeat for several)")
 @click.option("-o", "--option", "options", multiple=True, metavar="[METRIC.]KEY=VALUE", help="metric option")
 @click.option("--system", "named_systems", multiple=True, metavar="NAME=RUN1[,RUN2...]",
               help="a system with one or more optimizer runs (MultEval style)")
@@ -90,7 +99,7 @@ def _progress(total: int, quiet: bool):
 @click.option("-w", "--width", type=click.IntRange(min=0), default=2, show_default=True, help="decimals in the table")
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, sentence_level, confidence, confidence_n,
+def score_corpus(system_files, refs, metric_names, instance_logs, options, named_systems, fmt, sentence_level, confidence, confidence_n,
                  paired_bs,
                  paired_ar, paired_n, seed, engine, workers, spark_master, width, quiet, verbose) -> None:
     """Score SYSTEM_FILES (or stdin) against the references with every metric.
@@ -105,11 +114,19 @@ def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, 
         seed_value: Optional[int] = None if seed.lower() == "none" else int(seed)
     except ValueError:
         raise click.BadParameter(f"expected an integer or 'none', got {seed!r}", param_hint="--seed") from None
-    metrics = _metrics(list(dict.fromkeys(metric_names)), parse_key_values(options))
+    if not refs and not instance_logs:
+        raise click.UsageError("give reference files (-r REF) or SimulEval logs (--instances LOG)")
+    if instance_logs and (refs or system_files or named_systems):
+        raise click.UsageError("--instances logs carry their own references and predictions: "
+                               "do not combine them with -r, system files or --system")
+    default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else ("bleu",)
+    metrics = _metrics(list(dict.fromkeys(metric_names or default_metrics)), parse_key_values(options))
     runner = None
     try:
         runner = make_engine(engine, workers, spark_master)
-        if engine == "spark" and (system_files or named_systems):
+        if instance_logs:
+            references, systems = [], [System(p, [read_instances(p)]) for p in instance_logs]
+        elif engine == "spark" and (system_files or named_systems):
             references, systems = _spark_inputs(list(refs), list(system_files), list(named_systems))
         else:
             references = [read_lines(r) for r in refs]
@@ -139,7 +156,7 @@ def score_corpus(system_files, refs, metric_names, options, named_systems, fmt, 
         if runner is not None:
             runner.close()
     if fmt == "json":
-        header: Dict[str, Any] = {"evalpipe_version": __version__, "segments": len(references[0]) or None,
+        header: Dict[str, Any] = {"evalpipe_version": __version__, "segments": (len(references[0]) or None) if references else len(systems[0].runs[0]),
                                   "references": list(refs), "test": test}
         click.echo(to_json(results, header))
     elif fmt == "tsv":
