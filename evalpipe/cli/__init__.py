@@ -12,6 +12,7 @@ from evalpipe.cli.env_run import env_group
 from evalpipe.cli.listing import list_command
 from evalpipe.cli.score_corpus import score_corpus
 from evalpipe.cli.serve import serve
+from evalpipe.cli.simul import simul_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,3 +26,4 @@ main.add_command(list_command)
 main.add_command(score_corpus)
 main.add_command(demo)
 main.add_command(env_group)
+main.add_command(simul_group)
