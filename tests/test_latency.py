@@ -1,0 +1,172 @@
+"""Latency plugins against SimulEval 1.1.4 (installed by the test extra) on real wait-k logs,
+the IWSLT 2020 convention, the anchor defects we do not copy, and the protocol form."""
+from __future__ import annotations
+
+import io
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import DATA
+from evalpipe import load_metric
+from evalpipe.protocol.loop import serve
+from evalpipe.simul.scoring import batch_latency
+from evalpipe.sufficient_stats import OptionError, sum_stats
+from evalpipe.sufficient_stats.vectors import format_stats, parse_stats
+
+LOGS = DATA / "simul" / "iwslt17-dev2010.de-en" / "derived"
+
+
+@pytest.fixture(scope="module")
+def logs():
+    if not LOGS.is_dir():
+        pytest.skip(f"simultaneous-translation logs not found at {LOGS}")
+    return {p.stem.split(".")[0]: [json.loads(x) for x in open(p, encoding="utf-8")]
+            for p in sorted(LOGS.glob("wait*.instances.jsonl"))[:4]}
+
+
+def simuleval_scorers():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from simuleval.evaluator.instance import LogInstance
+        from simuleval.evaluator.scorers import latency_scorer as ls
+    return LogInstance, {"ap": ls.APScorer, "al": ls.ALScorer, "dal": ls.DALScorer, "laal": ls.LAALScorer,
+                         "start_offset": ls.StartOffsetScorer, "end_offset": ls.EndOffsetScorer}
+
+
+@pytest.mark.parametrize("name", ["ap", "al", "dal", "laal", "start_offset", "end_offset"])
+def test_per_sentence_values_equal_simuleval(logs, name):
+    LogInstance, scorers = simuleval_scorers()
+    metric = load_metric(name)
+    for records in logs.values():
+        instances = {i: LogInstance(json.dumps(r)) for i, r in enumerate(records)}
+        scorer = scorers[name]()
+        corpus = scorer(instances)
+        rows = [metric.item_stats(r) for r in records]
+        assert [row[0] for row in rows] == [ins.metrics[scorer.metric_name] for ins in instances.values()]
+        assert metric.score(sum_stats(rows)) == pytest.approx(corpus, rel=1e-15, abs=1e-15)
+
+
+def test_atd_equals_simuleval_on_logs(logs):
+    LogInstance, _ = simuleval_scorers()
+    from simuleval.evaluator.scorers.latency_scorer import ATDScorer
+
+    metric = load_metric("atd", unit="speech")  # SimulEval treats a log's input as speech
+    records = logs["wait3"][:200]
+    expected = ATDScorer()({i: LogInstance(json.dumps(r)) for i, r in enumerate(records)})
+    assert metric.score(sum_stats([metric.item_stats(r) for r in records])) == pytest.approx(expected, rel=1e-12)
+
+
+def test_batched_path_agrees_with_exact_path(logs):
+    records = [r for rs in logs.values() for r in rs]
+    fast = batch_latency(records)
+    for name, value in fast.items():
+        metric = load_metric(name.lower())
+        exact = metric.score(sum_stats([metric.item_stats(r) for r in records]))
+        assert value == pytest.approx(exact, rel=1e-12)
+
+
+def wait_k(k, src_len, hyp_len):
+    return [min(i + k, src_len) for i in range(hyp_len)]
+
+
+def test_conventions_disagree_on_the_worked_example():
+    """wait-3, 10-word source, 10-word hypothesis and reference (README's worked example)."""
+    delays = " ".join(map(str, wait_k(3, 10, 10)))
+    ref = " ".join(["w"] * 10)
+    simul = load_metric("al")
+    iwslt = load_metric("al", convention="iwslt2020")
+    assert simul.score(simul.stats(delays, ["10", ref])) == 3.0
+    assert iwslt.score(iwslt.stats(delays, ["10", ref])) == pytest.approx(28 / 11)
+    ap_simul, ap_iwslt = load_metric("ap"), load_metric("ap", convention="iwslt2020")
+    assert ap_simul.score(ap_simul.stats(delays, ["10", ref])) == 0.72  # 72 / (10 * 10)
+    assert ap_iwslt.score(ap_iwslt.stats(delays, ["10", ref])) == 83 / 121  # (72 + 11) / (11 * 11)
+
+
+def test_ap_above_one_is_documented_and_preventable():
+    delays = " ".join(["5"] * 8)  # 8 words written after the whole 5-word source; reference has 4 words
+    ap = load_metric("ap")
+    assert ap.score(ap.stats(delays, ["5", "a b c d"])) == 2.0
+    capped = load_metric("ap", target_length="max")
+    assert capped.score(capped.stats(delays, ["5", "a b c d"])) == 1.0
+
+
+def test_missing_reference_is_an_error_not_length_one():
+    for name in ("al", "ap", "laal"):
+        with pytest.raises(ValueError, match="needs a reference"):
+            load_metric(name).stats("1 2 3", ["3", ""])
+    assert load_metric("al", target_length="hypothesis").stats("1 2 3", ["3", ""])[1] == 1
+    assert load_metric("dal").stats("1 2 3", ["3", ""])[1] == 1  # DAL does not use the reference
+
+
+def test_reference_length_counts_words():
+    al = load_metric("al")
+    assert al.stats("1 2 3", ["3", "a  b   c"]) == al.stats("1 2 3", ["3", "a b c"])
+
+
+def test_empty_hypothesis_is_skipped_and_counted():
+    al = load_metric("al")
+    rows = [al.stats("", ["3", "a b c"]), al.stats("1 2 3", ["3", "a b c"])]
+    assert rows[0] == [0, 0, 1]
+    total = sum_stats(rows)
+    assert total[1:] == [1, 1] and al.score(total) == al.score(rows[1])
+
+
+def test_all_empty_is_a_clear_error():
+    al = load_metric("al")
+    with pytest.raises(ValueError, match="no sentence has a non-empty hypothesis"):
+        al.score(sum_stats([al.stats("", ["3", "a"]), al.stats("", ["2", "b"])]))
+
+
+def test_computation_aware_differs_when_elapsed_differs():
+    record = {"delays": [1000, 2000, 3000], "elapsed": [1500, 2900, 4100], "source_length": 3000,
+              "reference": "a b c"}
+    plain = load_metric("al", unit="speech")
+    aware = load_metric("al", unit="speech", computation_aware=True)
+    assert plain.item_stats(record)[0] != aware.item_stats(record)[0]
+    with pytest.raises(OptionError, match="computation_aware needs unit=speech"):
+        load_metric("al", computation_aware=True)
+
+
+def test_protocol_form_and_quality_latency_combination():
+    data = b"SCORE ||| 10 ||| w w w w w w w w w w ||| 3 4 5 6 7 8 9 10 10 10\nSCORE ||| 10 ||| w ||| 3 x\n"
+    out = io.BytesIO()
+    serve(load_metric("al"), io.BytesIO(data), out)
+    first, second = out.getvalue().decode().splitlines()
+    assert parse_stats(first) == [3, 1, 0]
+    assert second.startswith("ERROR ||| ") and "expected a number, got 'x'" in second
+    combo = load_metric("bleu-0.1*al")
+    text = "the cat sat on the mat"
+    request = f"SCORE ||| 6 ||| {text} ||| 2 3 4 5 6 6 ||| {text}\n"
+    out = io.BytesIO()
+    serve(combo, io.BytesIO(request.encode()), out)
+    stats_line = out.getvalue().decode().strip()
+    out = io.BytesIO()
+    serve(combo, io.BytesIO(f"EVAL ||| {stats_line}\n".encode()), out)
+    score_line = out.getvalue().decode().strip()
+    al = load_metric("al").stats("2 3 4 5 6 6", ["6", text])[0]
+    assert float(score_line) == pytest.approx(100.0 - 0.1 * al)
+    assert len(parse_stats(stats_line)) == 13
+
+
+def test_score_corpus_reads_instances_logs(logs):
+    from click.testing import CliRunner
+
+    from evalpipe.cli.score_corpus import score_corpus
+
+    LogInstance, scorers = simuleval_scorers()
+    path = str(LOGS / "wait3.instances.jsonl")
+    result = CliRunner().invoke(score_corpus, ["--instances", path, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    scores = {r["metric"]: r["score"] for r in json.loads(result.output)["results"]}
+    records = logs["wait3"]
+    import sacrebleu
+
+    assert scores["bleu"] == sacrebleu.BLEU().corpus_score([r["prediction"] for r in records],
+                                                            [[r["reference"] for r in records]]).score
+    instances = {i: LogInstance(json.dumps(r)) for i, r in enumerate(records)}
+    for name in ("ap", "al", "dal", "laal"):
+        assert scores[name] == pytest.approx(scorers[name]()(instances), rel=1e-15)

@@ -1,0 +1,145 @@
+"""The evaluation server through a client that speaks only HTTP (no evalpipe import in this file),
+as existing IWSLT 2020 clients do.  The server runs as `evalpipe simul serve` in a subprocess."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+SOURCES = ["ein kleiner Test", "noch ein etwas längerer Satz hier", "kurz", "der letzte Satz ohne Ende"]
+REFERENCES = ["a small test", "another somewhat longer sentence here", "short", "the last sentence without end"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def call(base, method, path, body=None):
+    request = urllib.request.Request(base + path, data=None if body is None else body.encode("utf-8"), method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture()
+def server(tmp_path):
+    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    tgt.write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
+    port = free_port()
+    exe = shutil.which("evalpipe")
+    cmd = ([exe] if exe else [sys.executable, "-m", "evalpipe"]) + [
+        "simul", "serve", "--src-file", str(src), "--tgt-file", str(tgt), "--port", str(port),
+        "--output", str(tmp_path / "out")]
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            call(base, "GET", "/")
+            break
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.05)
+    yield base, tmp_path / "out"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def wait_k(base, sent_id, k, copy_until=None, send_eos=True):
+    """A wait-k client that copies source words (HTTP only)."""
+    source, target, finished = [], [], False
+    while True:
+        if not finished and len(source) - len(target) < k:
+            _, state = call(base, "GET", f"/src?sent_id={sent_id}")
+            if state["segment"] == "</s>":
+                finished = True
+            else:
+                source.append(state["segment"])
+            continue
+        if len(target) < len(source) and (copy_until is None or len(target) < copy_until):
+            word = source[len(target)]
+            call(base, "PUT", f"/hypo?sent_id={sent_id}", word)
+            target.append(word)
+        elif finished:
+            if send_eos:
+                call(base, "PUT", f"/hypo?sent_id={sent_id}", "</s>")
+            return target
+        else:
+            _, state = call(base, "GET", f"/src?sent_id={sent_id}")
+            if state["segment"] == "</s>":
+                finished = True
+            else:
+                source.append(state["segment"])
+
+
+def test_api_shapes_and_delays(server):
+    base, out = server
+    assert call(base, "GET", "/") == (200, {"num_sentences": 4})
+    status, first = call(base, "GET", "/src?sent_id=0")
+    assert status == 200 and first == {"sent_id": 0, "segment_id": 0, "segment": "ein"}
+    assert call(base, "POST", "/")[0] == 200  # reset
+    for i in range(3):
+        wait_k(base, i, 2)
+    wait_k(base, 3, 2, send_eos=False)  # no </s>: the last word must still count
+    status, result = call(base, "GET", "/result")
+    assert status == 200
+    assert set(result) >= {"BLEU", "AL", "AP", "DAL", "LAAL", "sentences"}
+    log = [json.loads(x) for x in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
+    assert log[1]["prediction"] == SOURCES[1] and log[1]["delays"] == [2, 3, 4, 5, 6, 6]
+    assert log[3]["prediction"] == SOURCES[3]  # nothing dropped without </s>
+    assert log[2]["delays"] == [1]  # one-word source: capped at |X|
+    assert (out / "scores.json").exists() and (out / "metrics.tsv").exists()
+
+
+def test_bad_requests_get_4xx_and_the_server_goes_on(server):
+    base, _ = server
+    assert call(base, "GET", "/src?sent_id=99")[0] == 404
+    assert call(base, "GET", "/src?sent_id=abc")[0] == 400
+    assert call(base, "GET", "/src")[0] == 400
+    assert call(base, "GET", "/nope")[0] == 404
+    assert "error" in call(base, "PUT", "/hypo?sent_id=-1", "x")[1]
+    assert call(base, "GET", "/")[0] == 200
+
+
+def test_sentences_without_hypothesis_are_scored(server):
+    base, _ = server
+    wait_k(base, 0, 1)
+    status, result = call(base, "GET", "/result")
+    assert status == 200 and result["sentences"] == 4 and result["without_hypothesis"] == 3
+
+
+def test_concurrent_clients_lose_no_token(server):
+    base, out = server
+    errors = []
+
+    def run(i):
+        try:
+            wait_k(base, i, 1 + i % 3)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    call(base, "GET", "/result")
+    log = [json.loads(x) for x in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
+    assert [r["prediction"] for r in log] == SOURCES
+    for r in log:
+        assert r["delays"] == sorted(r["delays"])
