@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_protocol  # noqa: E402
+import bench_simul  # noqa: E402
 
 
 def main() -> None:
@@ -21,6 +22,8 @@ def main() -> None:
     bench_protocol.main(scale)
     print("## score-corpus (issue 3)")
     bench_corpus.main(scale)
+    print("## simultaneous translation (issue 4)")
+    bench_simul.main(scale)
     print("## engines (issue 5)")
     bench_engines.main(scale)
 

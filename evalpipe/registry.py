@@ -8,6 +8,7 @@ A metric can also be loaded by import path, ``package.module:Class``.
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Dict, List
 
@@ -19,7 +20,9 @@ class PluginError(LookupError):
     """A plugin that is unknown or failed to load."""
 
 
+@lru_cache(maxsize=None)
 def _entry_points(group: str) -> Dict[str, EntryPoint]:
+    """The group's entry points, read from package metadata once per process."""
     try:
         eps = entry_points(group=group)
     except TypeError:  # Python < 3.10

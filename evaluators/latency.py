@@ -142,9 +142,22 @@ class LatencyMetric(Metric):
         raise NotImplementedError(f"{type(self).__name__} must implement value()")
 
     def batch_values(self, src_lens: np.ndarray, references: Sequence[Optional[str]],
-                     delays: Sequence[List[float]]) -> np.ndarray:
-        """Per-sentence values of many non-empty sentences (numpy where implemented)."""
+                     delays: Sequence[List[float]], flat: Optional["F.Flat"] = None,
+                     ref_lens: Optional[np.ndarray] = None) -> np.ndarray:
+        """Per-sentence values of many non-empty sentences (numpy where implemented).  ``flat``
+        and ``ref_lens`` (reference word counts) may be passed in to share them between metrics."""
         return np.array([self.value(s, r, d) for s, r, d in zip(src_lens, references, delays)], dtype=np.float64)
+
+    def batch_target_lengths(self, references, delays, ref_lens=None) -> np.ndarray:
+        mode = self.options["target_length"]
+        hyp = np.fromiter(map(len, delays), dtype=np.float64, count=len(delays))
+        if mode == "hypothesis":
+            return hyp
+        if ref_lens is None:
+            ref_lens = np.array([self.reference_length(r) for r in references], dtype=np.float64)
+        elif (ref_lens == 0).any():
+            self.reference_length(references[int(np.argmax(ref_lens == 0))])  # raises, naming the problem
+        return ref_lens if mode == "reference" else np.maximum(ref_lens, hyp)
 
     def score(self, stats: Sequence[float]) -> float:
         """Mean over scored sentences; an error when none was scored."""
@@ -175,11 +188,11 @@ class AP(LatencyMetric):
             return F.average_proportion(d, src, len(d))
         return F.average_proportion(delays, src_len, self.target_length(reference, len(delays)))
 
-    def batch_values(self, src_lens, references, delays):
+    def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
         if self.options["convention"] != "simuleval":
             return super().batch_values(src_lens, references, delays)
-        tgt = np.array([self.target_length(r, len(d)) for r, d in zip(references, delays)], dtype=np.float64)
-        return F.batch_average_proportion(delays, np.asarray(src_lens, dtype=np.float64), tgt)
+        tgt = self.batch_target_lengths(references, delays, ref_lens)
+        return F.batch_average_proportion(flat or delays, np.asarray(src_lens, dtype=np.float64), tgt)
 
 
 class AL(LatencyMetric):
@@ -193,11 +206,11 @@ class AL(LatencyMetric):
             return F.average_lagging(d, src, len(d))
         return F.average_lagging(delays, src_len, self.target_length(reference, len(delays)))
 
-    def batch_values(self, src_lens, references, delays):
+    def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
         if self.options["convention"] != "simuleval":
             return super().batch_values(src_lens, references, delays)
-        tgt = np.array([self.target_length(r, len(d)) for r, d in zip(references, delays)], dtype=np.float64)
-        return F.batch_average_lagging(delays, np.asarray(src_lens, dtype=np.float64), tgt)
+        tgt = self.batch_target_lengths(references, delays, ref_lens)
+        return F.batch_average_lagging(flat or delays, np.asarray(src_lens, dtype=np.float64), tgt)
 
 
 class LAAL(AL):
@@ -207,6 +220,12 @@ class LAAL(AL):
 
     def target_length(self, reference, hyp_len):
         return max(hyp_len, self.reference_length(reference))
+
+    def batch_target_lengths(self, references, delays, ref_lens=None):
+        hyp = np.fromiter(map(len, delays), dtype=np.float64, count=len(delays))
+        if ref_lens is None or (ref_lens == 0).any():
+            ref_lens = np.array([self.reference_length(r) for r in references], dtype=np.float64)
+        return np.maximum(ref_lens, hyp)
 
 
 class DAL(LatencyMetric):
@@ -221,10 +240,10 @@ class DAL(LatencyMetric):
             return F.differentiable_average_lagging(d, src)
         return F.differentiable_average_lagging(delays, src_len)
 
-    def batch_values(self, src_lens, references, delays):
+    def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
         if self.options["convention"] != "simuleval":
             return super().batch_values(src_lens, references, delays)
-        return F.batch_differentiable_average_lagging(delays, np.asarray(src_lens, dtype=np.float64))
+        return F.batch_differentiable_average_lagging(flat or delays, np.asarray(src_lens, dtype=np.float64))
 
 
 class StartOffset(LatencyMetric):

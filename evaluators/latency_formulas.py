@@ -18,6 +18,7 @@ batched versions compute the same per-sentence values for many sentences at once
 """
 from __future__ import annotations
 
+from itertools import chain
 from statistics import mean
 from typing import List, Sequence, Tuple
 
@@ -102,45 +103,56 @@ def average_token_delay(delays: Sequence[float], compute_times: Sequence[float],
 
 
 # -- batched (numpy) ---------------------------------------------------------------------------
-def _flatten(delays: Sequence[Sequence[float]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    lengths = np.fromiter((len(d) for d in delays), dtype=np.int64, count=len(delays))
-    flat = np.fromiter((x for d in delays for x in d), dtype=np.float64, count=int(lengths.sum()))
-    starts = np.zeros(len(lengths), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    position = np.arange(len(flat), dtype=np.float64) - np.repeat(starts, lengths)
-    return flat, lengths, starts, position
+class Flat:
+    """Many sentences' delays in one array: ``values``, per-sentence ``lengths`` and ``starts``,
+    and each value's ``position`` (0-based) inside its sentence.  Build once, use for every metric."""
+
+    def __init__(self, delays: Sequence[Sequence[float]]) -> None:
+        self.lengths = np.fromiter(map(len, delays), dtype=np.int64, count=len(delays))
+        if len(delays) and self.lengths.min() == 0:
+            raise ValueError("batched latency needs at least one delay per sentence")
+        self.values = np.array(list(chain.from_iterable(delays)), dtype=np.float64)
+        self.starts = np.zeros(len(self.lengths), dtype=np.int64)
+        np.cumsum(self.lengths[:-1], out=self.starts[1:])
+        self.position = np.arange(len(self.values), dtype=np.float64) - np.repeat(self.starts, self.lengths)
+
+    def per_token(self, per_sentence: np.ndarray) -> np.ndarray:
+        return np.repeat(per_sentence, self.lengths)
 
 
-def batch_average_lagging(delays: Sequence[Sequence[float]], src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    """AL of many sentences at once (each needs at least one delay)."""
-    flat, lengths, starts, pos = _flatten(delays)
-    src = np.repeat(src_lens.astype(np.float64), lengths)
-    gamma = np.repeat(tgt_lens / src_lens, lengths)
-    reached = flat >= src
-    first = np.minimum.reduceat(np.where(reached, pos, np.inf), starts)
-    tau = np.minimum(first + 1, lengths)
-    inside = pos < np.repeat(tau, lengths)
-    lag = np.where(inside, flat - pos / gamma, 0.0)
-    al = np.add.reduceat(lag, starts) / tau
-    head = flat[starts]
+def _flat(delays) -> Flat:
+    return delays if isinstance(delays, Flat) else Flat(delays)
+
+
+def batch_average_lagging(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
+    """AL of many sentences at once (``delays``: lists, or a :class:`Flat`)."""
+    f = _flat(delays)
+    src = f.per_token(src_lens)
+    gamma = f.per_token(tgt_lens / src_lens)
+    first = np.minimum.reduceat(np.where(f.values >= src, f.position, np.inf), f.starts)
+    tau = np.minimum(first + 1, f.lengths)
+    lag = np.where(f.position < f.per_token(tau), f.values - f.position / gamma, 0.0)
+    al = np.add.reduceat(lag, f.starts) / tau
+    head = f.values[f.starts]
     return np.where(head > src_lens, head, al)
 
 
-def batch_differentiable_average_lagging(delays: Sequence[Sequence[float]], src_lens: np.ndarray) -> np.ndarray:
+def batch_differentiable_average_lagging(delays, src_lens: np.ndarray) -> np.ndarray:
     """DAL of many sentences at once: d'_i - (i-1)/gamma = max_{j<=i}(d_j - (j-1)/gamma)."""
-    flat, lengths, starts, pos = _flatten(delays)
-    gamma = np.repeat(lengths / src_lens, lengths)
-    shifted = flat - pos / gamma
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    padded = np.full((len(lengths), int(lengths.max())), -np.inf)
-    padded[rows, pos.astype(np.int64)] = shifted
-    running = np.maximum.accumulate(padded, axis=1)[rows, pos.astype(np.int64)]
-    return np.add.reduceat(running, starts) / lengths
+    f = _flat(delays)
+    gamma = f.per_token(f.lengths / src_lens)
+    shifted = f.values - f.position / gamma
+    rows = np.repeat(np.arange(len(f.lengths)), f.lengths)
+    cols = f.position.astype(np.int64)
+    padded = np.full((len(f.lengths), int(f.lengths.max())), -np.inf)
+    padded[rows, cols] = shifted
+    running = np.maximum.accumulate(padded, axis=1)[rows, cols]
+    return np.add.reduceat(running, f.starts) / f.lengths
 
 
-def batch_average_proportion(delays: Sequence[Sequence[float]], src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    flat, lengths, starts, _ = _flatten(delays)
-    return np.add.reduceat(flat, starts) / (src_lens * tgt_lens)
+def batch_average_proportion(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
+    f = _flat(delays)
+    return np.add.reduceat(f.values, f.starts) / (src_lens * tgt_lens)
 
 
 def iwslt2020_inputs(delays: Sequence[float], src_len: float, eos_delay: float = None) -> Tuple[List[float], float]:

@@ -36,12 +36,16 @@ def batch_latency(instances: Sequence[Dict[str, Any]], names: Sequence[str] = LA
 
     Per-sentence values equal the exact path's to within 1e-12 (summation order differs).
     """
+    from evalpipe.evaluators.latency_formulas import Flat
+
     kept = [i for i in instances if i.get("delays")]
-    src = np.fromiter((i["source_length"] for i in kept), dtype=np.float64, count=len(kept))
+    src = np.array([i["source_length"] for i in kept], dtype=np.float64)
     refs: List[Any] = [i.get("reference") for i in kept]
+    ref_lens = np.array([len(r.split()) if isinstance(r, str) else 0 for r in refs], dtype=np.float64)
     delays = [i["delays"] for i in kept]
+    flat = Flat(delays)
     out = {}
     for name in names:
         metric = load_metric(name.lower())
-        out[name] = float(np.mean(metric.batch_values(src, refs, delays)))
+        out[name] = float(np.mean(metric.batch_values(src, refs, delays, flat=flat, ref_lens=ref_lens)))
     return out

@@ -290,9 +290,14 @@ class Handler(BaseHTTPRequestHandler):
         self._handle("PUT")
 
 
+class _Server(ThreadingHTTPServer):
+    # many agents connect at once (one connection per request): a short listen queue resets them
+    request_queue_size = 1024
+
+
 def make_server(evaluator: Evaluator, host: str = "127.0.0.1", port: int = 12321) -> ThreadingHTTPServer:
     """A threaded HTTP server for ``evaluator`` (port 0 picks a free port: ``server.server_port``)."""
-    server = ThreadingHTTPServer((host, port), Handler)
+    server = _Server((host, port), Handler)
     server.daemon_threads = True
     server.evaluator = evaluator  # type: ignore[attr-defined]
     return server
