@@ -39,10 +39,12 @@ def latency(n: int):
 
     records = instances(n)
     logged = {i: LogInstance(json.dumps(r)) for i, r in enumerate(records)}
-    start = time.perf_counter()
-    theirs = {name: cls()(logged) for name, cls in (("AL", ALScorer), ("DAL", DALScorer), ("LAAL", LAALScorer),
-                                                    ("AP", APScorer))}
-    t_theirs = time.perf_counter() - start
+    t_theirs = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        theirs = {name: cls()(logged) for name, cls in (("AL", ALScorer), ("DAL", DALScorer), ("LAAL", LAALScorer),
+                                                        ("AP", APScorer))}
+        t_theirs = min(t_theirs, time.perf_counter() - start)
     batch_latency(records[:100])  # imports and plugin loading, outside the timing (as SimulEval's imports are)
     t_ours = float("inf")
     for _ in range(2):  # the first pass also pays the allocator's first-touch of ~100 MB
