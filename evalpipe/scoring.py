@@ -70,9 +70,11 @@ def score_systems(systems: Sequence[System], references: Sequence[Sequence[str]]
     counts = masks = None
 
     matrices: Dict[Tuple[str, str], List[np.ndarray]] = {}
+    boots: Dict[Tuple[str, str], List[np.ndarray]] = {}
     results: List[Result] = []
     for spec in metrics:
         score = spec.metric.score
+        rows_score = resample.row_scorer(spec.metric)
         for s_index, system in enumerate(systems):
             mats, run_scores = [], []
             for hyps in system.runs:
@@ -92,22 +94,28 @@ def score_systems(systems: Sequence[System], references: Sequence[Sequence[str]]
                             signature=spec.metric.signature(), baseline=bool(paired) and s_index == 0,
                             runs=len(system.runs), run_scores=run_scores)
             if counts is not None and (confidence or paired == "bs" or multi_run):
-                boots = [resample.bootstrap_scores(score, m, counts) for _, m in mats]
+                mine_boots = boots[(system.name, spec.name)] = [resample.bootstrap_scores(rows_score, m, counts)
+                                                                for _, m in mats]
                 if confidence or paired == "bs":
-                    mean, low, high = resample.confidence_interval(boots[0])
+                    mean, low, high = resample.confidence_interval(mine_boots[0])
                     result.mean, result.ci = mean, [low, high]
                 if multi_run:
-                    result.sd_bootstrap = float(np.mean([b.std(ddof=1) for b in boots]))
+                    result.sd_bootstrap = float(np.mean([b.std(ddof=1) for b in mine_boots]))
                     result.sd_runs = float(np.std(run_scores, ddof=1)) if len(run_scores) > 1 else 0.0
             if paired and s_index > 0:
                 base = matrices[(systems[0].name, spec.name)]
                 mine = matrices[(system.name, spec.name)]
                 if test_type == "stratified-ar":
-                    result.p_value = resample.stratified_approximate_randomization(score, base, mine, trials, seed)
+                    result.p_value = resample.stratified_approximate_randomization(score, rows_score, base, mine,
+                                                                                   trials, seed)
                 elif test_type == "ar":
-                    result.p_value = resample.paired_approximate_randomization(score, base[0], mine[0], masks)
+                    result.p_value = resample.paired_approximate_randomization(score, rows_score, base[0], mine[0],
+                                                                               masks)
                 else:
-                    result.p_value, _ = resample.paired_bootstrap(score, base[0], mine[0], counts)
+                    base_result = next(r for r in results if r.system == systems[0].name and r.metric == spec.name)
+                    result.p_value = resample.paired_bootstrap(
+                        base_result.run_scores[0], run_scores[0], boots[(systems[0].name, spec.name)][0],
+                        boots[(system.name, spec.name)][0])
             results.append(result)
     for r, spec in ((r, next(s for s in metrics if s.name == r.metric)) for r in results):
         extra: Dict[str, Any] = {}

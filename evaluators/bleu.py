@@ -102,6 +102,13 @@ class BLEU(Metric):
             effective_order=self.options["effective_order"], max_ngram_order=n)
         return result.score
 
+    def score_many(self, sums: Any) -> Any:
+        """BLEU of every row of a matrix of summed stats (vectorized; for resampling tests)."""
+        from evalpipe.evaluators.vector_scores import bleu_scores
+
+        o = self.options
+        return bleu_scores(sums, self._order, o["smooth_method"], o["smooth_value"], o["effective_order"])
+
     def signature(self) -> str:
         """sacrebleu's BLEU signature, e.g. ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``."""
         return self.nrefs.signature(self._sacre)

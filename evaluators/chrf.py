@@ -110,6 +110,13 @@ class ChrF(Metric):
         self.check_stats(stats)
         return self._sacre._compute_score_from_stats([v.item() if hasattr(v, "item") else v for v in stats]).score
 
+    def score_many(self, sums: Any) -> Any:
+        """chrF of every row of a matrix of summed stats (vectorized; for resampling tests)."""
+        from evalpipe.evaluators.vector_scores import chrf_scores
+
+        o = self.options
+        return chrf_scores(sums, o["char_order"] + o["word_order"], o["beta"], o["eps_smoothing"])
+
     def signature(self) -> str:
         """sacrebleu's chrF signature, e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0``."""
         return self.nrefs.signature(self._sacre)

@@ -26,6 +26,16 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 Scorer = Callable[[Sequence[float]], float]
+RowScorer = Callable[[np.ndarray], np.ndarray]
+
+
+def row_scorer(metric) -> RowScorer:
+    """The metric's scores of many summed vectors: its vectorized ``score_many`` when it has one,
+    else ``score`` row by row."""
+    many = getattr(metric, "score_many", None)
+    if many is not None:
+        return lambda sums: np.asarray(many(sums), dtype=np.float64)
+    return lambda sums: score_rows(metric.score, sums)
 
 
 def as_matrix(rows: Sequence[Sequence[float]]) -> np.ndarray:
@@ -53,9 +63,9 @@ def confidence_interval(scores: np.ndarray) -> Tuple[float, float, float]:
     return float(ordered.mean()), float(ordered[k]), float(ordered[len(ordered) - k - 1])
 
 
-def bootstrap_scores(score: Scorer, stats: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def bootstrap_scores(rows: RowScorer, stats: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Scores of every bootstrap resample given by ``counts`` (``trials x n``)."""
-    return score_rows(score, counts @ stats)
+    return rows(counts @ stats)
 
 
 def p_value(sampled: np.ndarray, observed: float) -> float:
@@ -63,13 +73,10 @@ def p_value(sampled: np.ndarray, observed: float) -> float:
     return (int(np.sum(sampled > observed)) + 1) / (len(sampled) + 1)
 
 
-def paired_bootstrap(score: Scorer, base: np.ndarray, system: np.ndarray, counts: np.ndarray
-                     ) -> Tuple[float, np.ndarray]:
-    """p-value of the paired bootstrap test and the system's resampled scores."""
-    observed = abs(score(system.sum(0).tolist()) - score(base.sum(0).tolist()))
-    sys_scores = bootstrap_scores(score, system, counts)
-    diffs = np.abs(sys_scores - bootstrap_scores(score, base, counts))
-    return p_value(diffs - diffs.mean(), observed), sys_scores
+def paired_bootstrap(base_score: float, system_score: float, base_boot: np.ndarray, system_boot: np.ndarray) -> float:
+    """p-value of the paired bootstrap test from both systems' scores on the same resamples."""
+    diffs = np.abs(system_boot - base_boot)
+    return p_value(diffs - diffs.mean(), abs(system_score - base_score))
 
 
 def ar_masks(n: int, trials: int, seed: Optional[int]) -> np.ndarray:
@@ -77,19 +84,19 @@ def ar_masks(n: int, trials: int, seed: Optional[int]) -> np.ndarray:
     return np.random.default_rng(seed).integers(2, size=(trials, n), dtype=bool)
 
 
-def paired_approximate_randomization(score: Scorer, base: np.ndarray, system: np.ndarray,
+def paired_approximate_randomization(score: Scorer, rows: RowScorer, base: np.ndarray, system: np.ndarray,
                                      masks: np.ndarray) -> float:
     """p-value of the paired approximate randomization test."""
     observed = abs(score(base.sum(0).tolist()) - score(system.sum(0).tolist()))
     pos = masks.astype(np.float64)
     neg = 1.0 - pos
-    a = score_rows(score, pos @ base + neg @ system)
-    b = score_rows(score, neg @ base + pos @ system)
+    a = rows(pos @ base + neg @ system)
+    b = rows(neg @ base + pos @ system)
     return p_value(np.abs(a - b), observed)
 
 
-def stratified_approximate_randomization(score: Scorer, bases: List[np.ndarray], systems: List[np.ndarray],
-                                         trials: int, seed: Optional[int]) -> float:
+def stratified_approximate_randomization(score: Scorer, rows: RowScorer, bases: List[np.ndarray],
+                                         systems: List[np.ndarray], trials: int, seed: Optional[int]) -> float:
     """MultEval-style AR over several optimizer runs (Clark et al., 2011).
 
     Run ``r`` of the system is paired with run ``r`` of the baseline; each trial swaps segments
@@ -107,7 +114,7 @@ def stratified_approximate_randomization(score: Scorer, bases: List[np.ndarray],
     for base, system in zip(bases, systems):
         pos = rng.integers(2, size=(trials, base.shape[0]), dtype=bool).astype(np.float64)
         neg = 1.0 - pos
-        total_a += score_rows(score, pos @ base + neg @ system)
-        total_b += score_rows(score, neg @ base + pos @ system)
+        total_a += rows(pos @ base + neg @ system)
+        total_b += rows(neg @ base + pos @ system)
     k = len(bases)
     return p_value(np.abs(total_a - total_b) / k, observed)
