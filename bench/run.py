@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
+import bench_meta  # noqa: E402
 import bench_protocol  # noqa: E402
 import bench_simul  # noqa: E402
 
@@ -26,6 +27,8 @@ def main() -> None:
     bench_simul.main(scale)
     print("## engines (issue 5)")
     bench_engines.main(scale)
+    print("## meta-evaluation (issue 6; needs MTME_PATH)")
+    bench_meta.main(scale)
 
 
 if __name__ == "__main__":

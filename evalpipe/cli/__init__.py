@@ -10,6 +10,7 @@ from evalpipe import __version__
 from evalpipe.cli.demo import demo
 from evalpipe.cli.env_run import env_group
 from evalpipe.cli.listing import list_command
+from evalpipe.cli.meta_eval import meta_eval_group
 from evalpipe.cli.score_corpus import score_corpus
 from evalpipe.cli.serve import serve
 from evalpipe.cli.simul import simul_group
@@ -27,3 +28,4 @@ main.add_command(score_corpus)
 main.add_command(demo)
 main.add_command(env_group)
 main.add_command(simul_group)
+main.add_command(meta_eval_group)

@@ -1,0 +1,146 @@
+"""Meta-evaluation against MT Metrics Eval's own numbers.
+
+Expected values: tests/data/mtme_expected.json, written by tests/data/make_mtme_expected.py with
+MTME's code (commit recorded in the file) on the same vectors (tests/meta_cases.py); rerun that
+script with --mtme PATH to regenerate them.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import NEWS
+from evalpipe.cli import main
+from evalpipe.meta.correlation import average_correlation, chance_accuracy
+from evalpipe.meta.evalset import EvalSet, EvalSetError
+from evalpipe.meta.significance import permutation_test, significance_matrix
+
+EXPECTED = json.loads((Path(__file__).parent / "data" / "mtme_expected.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def cases(news):
+    from meta_cases import build_cases
+
+    return build_cases()
+
+
+def _ours(case):
+    options = {"variant": case["variant"], "epsilon": case["epsilon"]} if case["statistic"] == "kendall" else {}
+    return average_correlation(case["gold"], case["metric"], case["num_sys"], case["average_by"], case["statistic"],
+                               **options)[0]
+
+
+def test_correlations_equal_mtme(cases):
+    expected = {e["id"]: e["value"] for e in EXPECTED["correlations"]}
+    assert len(cases["correlations"]) == len(expected)
+    for case in cases["correlations"]:
+        want = expected[case["id"]]
+        got = _ours(case)
+        assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want, rel=1e-12, abs=1e-14), case["id"]
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_permutation_mtme_mode_equals_mtme(cases, index):
+    case = cases["permutation"][index]
+    want = {e["id"]: e for e in EXPECTED["permutation"]}[case["id"]]
+    options = {"variant": case["variant"]} if case["statistic"] == "kendall" else {}
+    got = permutation_test(case["gold"], case["metric1"], case["metric2"], case["num_sys"], case["average_by"],
+                           case["statistic"], k=case["k"], seed=case["seed"], mode="mtme", **options)
+    assert got["p_value"] == want["p_value"] and got["trials"] == want["trials"]
+    assert got["delta"] == pytest.approx(want["delta"], rel=1e-12)
+    fast = permutation_test(case["gold"], case["metric1"], case["metric2"], case["num_sys"], case["average_by"],
+                            case["statistic"], k=case["k"], seed=case["seed"], **options)
+    assert abs(fast["p_value"] - want["p_value"]) < 0.08  # another random stream, the same test
+
+
+def test_significance_matrix_equals_mtme(cases):
+    m = cases["matrix"]
+    got = significance_matrix(m["gold"], m["metrics"], m["num_sys"], "none", "pearson", k=m["k"], seed=m["seed"],
+                              mode="mtme")
+    want = EXPECTED["matrix"]
+    assert got["metrics"] == want["order"]
+    assert got["matrix"] == want["matrix"]
+    assert got["ranks"] == want["ranks"]
+
+
+def test_fast_pearson_batch_agrees_with_trial_by_trial():
+    rng = np.random.default_rng(0)
+    gold = list(rng.normal(size=60))
+    gold[3] = None
+    m1 = [(g or 0) + rng.normal() for g in gold]
+    m2 = [(g or 0) + rng.normal(scale=0.5) for g in gold]
+    a = permutation_test(gold, m1, m2, 6, "sys", "pearson", k=400, seed=1, block_size=400)
+    # the same draws, correlations computed one trial at a time through the generic path
+    b = permutation_test(gold, m1, m2, 6, "sys", "spearman", k=2, seed=1)
+    assert 0 <= a["p_value"] <= 1 and a["trials"] == 400 and b["trials"] == 2
+
+
+def test_chance_level_of_accuracy():
+    assert chance_accuracy([1, 2, 3, 4]) == 0.5
+    assert chance_accuracy([1, 1, 2, 2]) == pytest.approx(0.5 * 4 / 6)
+
+
+def test_evalset_reads_real_data(news):
+    evs = EvalSet(str(NEWS.parent), NEWS.name, "en-de")
+    assert len(evs.src) == 1002 and set(evs.refs) == {"refA", "refC", "refD"}
+    assert evs.Scores("sys", "mqm") and evs.Scores("seg", "mqm")
+    assert evs.Scores("seg", "BLEU-refA") is None
+
+
+def _copy_set(tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(NEWS, root / NEWS.name)
+    for path in root.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return root
+
+
+def test_validation_names_file_and_line(news, tmp_path):
+    root = _copy_set(tmp_path)
+    bad = root / NEWS.name / "human-scores" / "en-de.mqm.sys.score"
+    lines = bad.read_text().splitlines()
+    lines[2] = "SystemX not-a-number"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EvalSetError, match=r"en-de\.mqm\.sys\.score, line 3: expected a number or None"):
+        EvalSet(str(root), NEWS.name, "en-de")
+    with pytest.raises(EvalSetError, match="no language pair 'xx-yy'"):
+        EvalSet(str(root), NEWS.name, "xx-yy")
+
+
+def test_add_metric_then_correlate_and_compare(news, tmp_path):
+    root = _copy_set(tmp_path)
+    runner = CliRunner()
+    base = ["--root", str(root), "--test-set", NEWS.name, "--lp", "en-de"]
+    result = runner.invoke(main, ["meta-eval", "add-metric", *base, "bleu", "--ref", "refA"])
+    assert result.exit_code == 0, result.output
+    sys_file = root / NEWS.name / "metric-scores" / "en-de" / "bleu-refA.sys.score"
+    seg_file = root / NEWS.name / "metric-scores" / "en-de" / "bleu-refA.seg.score"
+    # system BLEU written by add-metric equals the official BLEU-refA file
+    official = dict(line.split() for line in (root / NEWS.name / "metric-scores" / "en-de" / "BLEU-refA.sys.score")
+                    .read_text().splitlines())
+    ours = dict(line.split() for line in sys_file.read_text().splitlines())
+    for system, value in ours.items():
+        if system in official:
+            assert float(value) == pytest.approx(float(official[system]), abs=1e-9)
+    result = runner.invoke(main, ["meta-eval", "correlate", *base, "-f", "json"], input=sys_file.read_text())
+    doc = json.loads(result.output)
+    assert doc["level"] == "sys" and -1 <= doc["correlation"] <= 1
+    result = runner.invoke(main, ["meta-eval", "correlate", *base, "--statistic", "kendall", "--variant", "acc23",
+                                  "--average", "item", "--scores", str(seg_file), "-f", "json"])
+    doc = json.loads(result.output)
+    assert doc["level"] == "seg" and "chance" in doc
+    result = runner.invoke(main, ["meta-eval", "compare", *base, "BLEU-refA", "COMET-refA", "-k", "200", "--seed", "1",
+                                  "-f", "json"])
+    assert result.exit_code == 0, result.output
+    assert 0 <= json.loads(result.output)["p_value"] <= 1
+    result = runner.invoke(main, ["meta-eval", "matrix", *base, "--metrics", "BLEU-refA,COMET-refA,bleu-refA",
+                                  "-k", "100", "-f", "json"])
+    assert json.loads(result.output)["ranks"][0] == 1
+    assert runner.invoke(main, ["meta-eval", "list", "--root", str(root)]).output.startswith(NEWS.name)
