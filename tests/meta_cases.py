@@ -45,6 +45,9 @@ def build_cases():
                 cases["correlations"].append({"id": f"seg/{m}/{ab}/{st}/{variant}/{eps}", "num_sys": len(seg_systems),
                                               "gold": g_seg, "metric": v, "average_by": ab, "statistic": st,
                                               "variant": variant, "epsilon": eps})
+    cases["tie_calibration"] = [
+        {"id": f"seg/{m}/{ab}/{variant}", "num_sys": len(seg_systems), "gold": g_seg, "metric": v, "average_by": ab,
+         "variant": variant} for m, v in seg.items() for ab in ("sys", "item") for variant in ("acc23", "23")]
     cases["permutation"] = [
         {"id": "sys/pearson", "num_sys": len(systems), "gold": g_sys, "metric1": vec["BLEU-refA"],
          "metric2": vec["COMET-refA"], "average_by": "none", "statistic": "pearson", "variant": "b", "k": 1000,

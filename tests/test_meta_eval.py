@@ -46,6 +46,27 @@ def test_correlations_equal_mtme(cases):
         assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want, rel=1e-12, abs=1e-14), case["id"]
 
 
+def test_tie_calibration_equals_mtme(cases):
+    from evalpipe.meta.correlation import kendall_with_ties_opt
+
+    expected = {e["id"]: e for e in EXPECTED["tie_calibration"]}
+    for case in cases["tie_calibration"]:
+        tau, eps = kendall_with_ties_opt(case["gold"], case["metric"], case["num_sys"], case["average_by"],
+                                         case["variant"])
+        assert (tau, eps) == (expected[case["id"]]["tau"], expected[case["id"]]["epsilon"]), case["id"]
+
+
+def test_bootstrap_test_is_consistent(cases):
+    from evalpipe.meta.significance import bootstrap_test
+
+    case = cases["permutation"][1]
+    result = bootstrap_test(case["gold"], case["metric1"], case["metric2"], case["num_sys"], "item", "pearson",
+                            k=300, seed=1)
+    assert result["ci"][0] <= result["delta"] + 1e-9 or result["ci"][1] >= result["delta"] - 1e-9
+    same = bootstrap_test(case["gold"], case["metric1"], case["metric1"], case["num_sys"], "item", "pearson", k=50)
+    assert same["delta"] == 0 and same["p_value"] == 1.0
+
+
 @pytest.mark.parametrize("index", [0, 1, 2])
 def test_permutation_mtme_mode_equals_mtme(cases, index):
     case = cases["permutation"][index]

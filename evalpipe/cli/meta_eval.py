@@ -122,7 +122,11 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
 @corr_options
 @click.option("--scores", "scores_file", type=click.Path(dir_okay=False), default="-",
               help="metric scores as SYSTEM SCORE lines (default: stdin)")
-def correlate_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, scores_file):
+@click.option("--tie-calibration", is_flag=True,
+              help="Kendall 23/acc23 with the metric tie threshold optimized (MTME's KendallWithTiesOpt)")
+@click.option("--sample-rate", type=float, default=1.0, show_default=True, help="pair sampling for --tie-calibration")
+def correlate_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, scores_file,
+                      tie_calibration, sample_rate):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
     evs = _load(root, test_set, lp)
     try:
@@ -136,10 +140,18 @@ def correlate_command(root, test_set, lp, human, level, average, statistic, vari
     level = level or _detect_level(evs, scores)
     systems, gold = _vectors(evs, human, level, scores)
     metric = [v for s in systems for v in scores[s]]
-    value, rows = average_correlation(gold, metric, len(systems), average, statistic,
-                                      **_stat_options(statistic, variant, epsilon))
     doc = {"test_set": test_set, "lp": lp, "human": human, "level": level, "average_by": average,
-           "statistic": statistic, "correlation": value, "rows_averaged": rows, "systems": systems}
+           "statistic": statistic, "systems": systems}
+    if tie_calibration:
+        if statistic != "kendall" or variant not in ("23", "acc23"):
+            raise click.UsageError("--tie-calibration needs --statistic kendall --variant 23 or acc23")
+        from evalpipe.meta.correlation import kendall_with_ties_opt
+
+        value, doc["epsilon"] = kendall_with_ties_opt(gold, metric, len(systems), average, variant, sample_rate)
+    else:
+        value, doc["rows_averaged"] = average_correlation(gold, metric, len(systems), average, statistic,
+                                                          **_stat_options(statistic, variant, epsilon))
+    doc["correlation"] = value
     if statistic in ("accuracy",) or (statistic == "kendall" and variant == "acc23"):
         doc["chance"] = chance_accuracy(gold)
     if fmt == "json":
@@ -166,10 +178,12 @@ def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]
 @click.option("--seed", type=int, default=None)
 @click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True,
               help="fast batched draws, or MTME's exact legacy random stream")
+@click.option("--test", "test_kind", type=click.Choice(["permutation", "bootstrap"]), default="permutation",
+              show_default=True)
 def compare_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, metric1, metric2,
-                    trials, seed, mode):
-    """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test)"""
-    from evalpipe.meta.significance import permutation_test
+                    trials, seed, mode, test_kind):
+    """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, or bootstrap)"""
+    from evalpipe.meta.significance import bootstrap_test, permutation_test
 
     evs = _load(root, test_set, lp)
     level = level or "sys"
@@ -178,7 +192,11 @@ def compare_command(root, test_set, lp, human, level, average, statistic, varian
     v1 = [v for s in systems for v in s1[s]]
     v2 = [v for s in systems for v in s2[s]]
     opts = _stat_options(statistic, variant, epsilon)
-    result = permutation_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, mode=mode, **opts)
+    if test_kind == "bootstrap":
+        result = bootstrap_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, **opts)
+    else:
+        result = permutation_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
+                                  **opts)
     result.update({"metric1": metric1, "metric2": metric2, "level": level, "statistic": statistic,
                    "correlation1": average_correlation(gold, v1, len(systems), average, statistic, **opts)[0],
                    "correlation2": average_correlation(gold, v2, len(systems), average, statistic, **opts)[0]})

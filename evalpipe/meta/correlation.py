@@ -19,7 +19,7 @@ sign, ties included).
 from __future__ import annotations
 
 import math
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -183,3 +183,64 @@ def chance_accuracy(gold: Sequence[float]) -> float:
     ties = int(sum(c * (c - 1) // 2 for c in counts))
     total = n * (n - 1) // 2
     return 0.5 * (total - ties) / total
+
+
+def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[float], num_sys: int = 1,
+                          average_by: str = "none", variant: str = "acc23", sample_rate: float = 1.0,
+                          random_state: Optional[np.random.RandomState] = None) -> Tuple[float, float]:
+    """(best average tau, its tie threshold epsilon): Kendall 23 / acc23 with tie calibration.
+
+    Deutsch et al. (2023), MTME's ``KendallWithTiesOpt`` / ``tau_optimization``: every pair of
+    positions in a row (None human scores dropped) is a candidate; pairs are sorted by their metric
+    difference and turned into metric ties one by one; the threshold with the highest average tau
+    over rows wins (the first on ties; threshold 0 means no new ties).  ``sample_rate`` < 1 keeps each
+    pair with that probability, drawing one ``random_sample`` per pair in MTME's order from
+    ``random_state`` (MTME uses the global legacy generator).
+    """
+    if variant not in ("23", "acc23"):
+        raise ValueError(f"tie calibration is defined for the 23 and acc23 variants, got {variant!r}")
+    if not 0 < sample_rate <= 1:
+        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate}")
+    rng = random_state if random_state is not None else np.random.mtrand._rand
+    rows_g, rows_m = reshape(gold, num_sys, average_by), reshape(metric, num_sys, average_by)
+    pairs = []  # (diff, row, base outcome, outcome as a metric tie); outcomes: 0 con 1 dis 2 th 3 tm 4 tb
+    for r, (g, m) in enumerate(zip(rows_g, rows_m)):
+        kept = [(a, b) for a, b in zip(g, m) if a is not None and b is not None]
+        for i in range(len(kept)):
+            for j in range(i + 1, len(kept)):
+                if sample_rate < 1.0 and not rng.random_sample() <= sample_rate:
+                    continue
+                (h1, m1), (h2, m2) = kept[i], kept[j]
+                if h1 == h2:
+                    outcome = 4 if m1 == m2 else 2
+                elif m1 == m2:
+                    outcome = 3
+                else:
+                    outcome = 0 if (h1 > h2) == (m1 > m2) else 1
+                pairs.append((abs(m1 - m2), r, outcome, 4 if h1 == h2 else 3))
+    if not pairs:
+        return 0.0, 0.0
+    counts: Dict[int, List[int]] = {}
+    for _, r, outcome, _ in pairs:
+        counts.setdefault(r, [0, 0, 0, 0, 0])[outcome] += 1
+
+    def tau(c: List[int]) -> float:
+        total = sum(c)
+        return (c[0] + c[4]) / total if variant == "acc23" else (c[0] + c[4] - c[1] - c[2] - c[3]) / total
+
+    # MTME's running sum, in its order, so the arg-max (and ties between thresholds) is the same
+    total_tau = sum(tau(c) for c in counts.values())
+    thresholds, taus = [0.0], [total_tau / len(counts)]
+    for d, r, outcome, tie_outcome in sorted(pairs, key=lambda p: p[0]):
+        c = counts[r]
+        total_tau -= tau(c)
+        c[outcome] -= 1
+        c[tie_outcome] += 1
+        total_tau += tau(c)
+        if thresholds[-1] == d:
+            taus[-1] = total_tau / len(counts)
+        else:
+            thresholds.append(d)
+            taus.append(total_tau / len(counts))
+    best = int(np.nanargmax(taus))
+    return float(taus[best]), float(thresholds[best])

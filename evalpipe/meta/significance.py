@@ -229,3 +229,34 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequ
             sig[i, j] = result["p_value"]
     return {"metrics": order, "correlations": [corrs[m] for m in order], "matrix": sig.tolist(),
             "ranks": assign_ranks(sig, threshold)}
+
+
+def bootstrap_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],
+                   num_sys: int, average_by: str = "none", statistic: str = "pearson", k: int = 1000,
+                   seed: Optional[int] = None, **options: Any) -> Dict[str, Any]:
+    """Paired bootstrap of the correlation difference (Efron & Tibshirani's percentile bootstrap).
+
+    Resamples the averaged rows with replacement (systems for ``sys``, items for ``item``) or, with
+    ``average_by="none"``, the scored positions; ``p_value`` is the share of resamples in which
+    metric 2 does not correlate better than metric 1, ``ci`` the 95 % interval of the difference.
+    """
+    from evalpipe.meta.correlation import STATISTICS
+
+    fn = STATISTICS[statistic]
+    rows = groups(gold, metric1, num_sys, average_by)
+    rows2 = groups(gold, metric2, num_sys, average_by)
+    rng = np.random.default_rng(seed)
+    if average_by == "none":
+        (g, a), (_, b) = rows[0], rows2[0]
+        observed = fn(g, b, **options) - fn(g, a, **options)
+        draws = rng.integers(0, len(g), size=(k, len(g)))
+        diffs = np.array([fn(g[d], b[d], **options) - fn(g[d], a[d], **options) for d in draws])
+    else:
+        v1 = np.array([fn(g, m, **options) for g, m in rows])
+        v2 = np.array([fn(g, m, **options) for g, m in rows2])
+        observed = float(_average(v2, False) - _average(v1, False))
+        draws = rng.integers(0, len(v1), size=(k, len(v1)))
+        diffs = _average(v2[draws], False) - _average(v1[draws], False)
+    diffs = diffs[~np.isnan(diffs)]
+    return {"p_value": float(np.mean(diffs <= 0)), "delta": float(observed),
+            "ci": [float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))], "trials": int(len(diffs))}

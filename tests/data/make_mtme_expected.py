@@ -25,6 +25,7 @@ from meta_cases import SEG_ITEMS, build_cases  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mtme", required=True, help="path to an MT Metrics Eval checkout")
+    parser.add_argument("--commit", default=None, help="the checkout's commit, recorded in the output")
     args = parser.parse_args()
     sys.path.insert(0, args.mtme)
     import types
@@ -39,7 +40,7 @@ def main() -> None:
     from mt_metrics_eval import stats
 
     cases = build_cases()
-    out = {"mtme_commit": None,  # filled in by hand: git -C MTME rev-parse HEAD
+    out = {"mtme_commit": args.commit,
            "seg_items": SEG_ITEMS, "correlations": [], "permutation": [], "matrix": None}
     for case in cases["correlations"]:
         corr = stats.Correlation(case["num_sys"], case["gold"], case["metric"])
@@ -56,6 +57,11 @@ def main() -> None:
         else:
             value = corr.Kendall(ab)[0]
         out["correlations"].append({"id": case["id"], "value": float(value)})
+    out["tie_calibration"] = []
+    for case in cases["tie_calibration"]:
+        tau, eps, _ = stats.KendallWithTiesOpt(case["gold"], case["metric"], case["variant"], case["num_sys"],
+                                               case["average_by"], sample_rate=1.0)
+        out["tie_calibration"].append({"id": case["id"], "tau": float(tau), "epsilon": float(eps)})
     for case in cases["permutation"]:
         c1 = stats.Correlation(case["num_sys"], case["gold"], case["metric1"])
         c2 = stats.Correlation(case["num_sys"], case["gold"], case["metric2"])
