@@ -165,3 +165,16 @@ def test_add_metric_then_correlate_and_compare(news, tmp_path):
                                   "-k", "100", "-f", "json"])
     assert json.loads(result.output)["ranks"][0] == 1
     assert runner.invoke(main, ["meta-eval", "list", "--root", str(root)]).output.startswith(NEWS.name)
+
+
+def test_ted_set_with_documents():
+    ted = NEWS.parent / "wmt21.tedtalks"
+    if not ted.is_dir():
+        pytest.skip("TED data not found")
+    evs = EvalSet(str(NEWS.parent), "wmt21.tedtalks", "en-de")
+    assert len(evs.docs) > 1 and len(evs.doc_per_seg) == len(evs.src)
+    assert evs.level_size("doc") == len(evs.docs)
+    gold = evs.Scores("seg", "mqm")
+    assert gold and all(len(v) == len(evs.src) for v in gold.values())
+    with pytest.raises(EvalSetError, match="doc"):
+        evs._checked({"x": [1.0]}, "doc", "test")
