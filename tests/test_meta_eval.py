@@ -178,3 +178,25 @@ def test_ted_set_with_documents():
     assert gold and all(len(v) == len(evs.src) for v in gold.values())
     with pytest.raises(EvalSetError, match="doc"):
         evs._checked({"x": [1.0]}, "doc", "test")
+
+
+@pytest.mark.parametrize("variant", ["b", "23", "acc23"])
+def test_batched_kendall_equals_direct_computation(variant):
+    from evalpipe.meta import significance as S
+    from evalpipe.meta.correlation import kendall
+
+    rng = np.random.default_rng(5)
+    lens = [5, 7, 3]
+    y = np.round(rng.normal(size=sum(lens)), 1)
+    s1, s2 = np.round(rng.normal(size=sum(lens)), 1), np.round(rng.normal(size=sum(lens)), 1)
+    starts = np.r_[0, np.cumsum(lens)][:-1]
+    bounds = [(int(b), int(b + n)) for b, n in zip(starts, lens)]
+    W = rng.integers(0, 2, size=(20, sum(lens))).astype(np.float64)
+    tables = S._kendall_tables(y, s1, s2, bounds, 0.0)
+    r1, r2 = S._kendall_batch(W, tables, len(lens), variant)
+    for t, w in enumerate(W):
+        m1, m2 = s2 + w * (s1 - s2), s1 - w * (s1 - s2)
+        for g, (b, e) in enumerate(bounds):
+            for got, m in ((r1[t, g], m1), (r2[t, g], m2)):
+                want = kendall(y[b:e], m[b:e], variant)
+                assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want, abs=1e-12)

@@ -101,18 +101,35 @@ def _kendall_tables(y, s1, s2, bounds, epsilon):
 
 def _kendall_batch(W, tables, n_groups, variant):
     i, j, group, table = tables
-    case1 = (2 * W[:, i] + W[:, j]).astype(np.int8)  # mix1 takes s1 where w = 1
+    wb = W.astype(np.int8)
+    case1 = 2 * wb[:, i] + wb[:, j]  # mix1 takes s1 where w = 1
+    trials = len(W)
+    if variant in ("23", "acc23"):
+        # linear in the outcome: sum a per-pair value per group (pairs are stored group by group)
+        worth = np.array([1, 0, 0, 0, 1] if variant == "acc23" else [1, -1, -1, -1, 1], dtype=np.float32)
+        value_table = worth[table]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        per_group = np.bincount(group, minlength=n_groups).astype(np.float64)
+        pair_index = np.arange(len(i))[None, :]
+        out = []
+        for case in (case1, 3 - case1):
+            sums = np.add.reduceat(value_table[pair_index, case], starts, axis=1, dtype=np.float64)
+            full = np.full((trials, n_groups), np.nan)
+            full[:, group[starts]] = sums / per_group[group[starts]]
+            out.append(full)
+        return out[0], out[1]
+    slot = (np.arange(trials)[:, None] * n_groups + group[None, :]) * 5
+    pair_index = np.arange(len(i))[None, :]
     results = []
     for case in (case1, 3 - case1):  # mix2 takes s1 where w = 0
-        outcome = np.take_along_axis(np.broadcast_to(table.T[None, :, :], (len(W),) + table.T.shape),
-                                     case[:, None, :].astype(np.int64), axis=1)[:, 0, :]
-        counts = np.zeros((len(W), n_groups, 5))
-        for k in range(5):
-            counts[:, :, k] = np.stack([np.bincount(group, weights=(row == k), minlength=n_groups) for row in outcome])
-        con, dis, tx, ty, txy = (counts[:, :, k] for k in range(5))
-        with np.errstate(invalid="ignore", divide="ignore"):
+        outcome = table[pair_index, case]
+        counts = np.bincount((slot + outcome).ravel(), minlength=trials * n_groups * 5).reshape(trials, n_groups, 5)
+        con, dis, tx, ty, txy = (counts[:, :, k].astype(np.float64) for k in range(5))
+        if variant in ("23", "acc23", "b"):
+            values = _kendall_vec(con, dis, tx, ty, txy, variant)
+        else:
             values = np.vectorize(lambda *c: kendall_from_counts(*c, variant=variant), otypes=[float])(
-                con, dis, tx, ty, txy) if variant not in ("23", "acc23", "b") else _kendall_vec(con, dis, tx, ty, txy, variant)
+                con, dis, tx, ty, txy)
         results.append(values)
     return results[0], results[1]
 
