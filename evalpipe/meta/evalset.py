@@ -15,6 +15,8 @@ import itertools
 import os
 from typing import Dict, List, Optional, Sequence
 
+from evalpipe.corpus import CorpusError, decode_lines
+
 LEVELS = ("sys", "domain", "doc", "seg")
 
 
@@ -28,16 +30,10 @@ def _read_lines(path: str) -> List[str]:
             raw = handle.read()
     except OSError as exc:
         raise EvalSetError(f"cannot read {path}: {exc.strerror}") from None
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out = []
-    for number, line in enumerate(lines, 1):
-        try:
-            out.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError:
-            raise EvalSetError(f"{path}, line {number}: expected UTF-8 text") from None
-    return out
+    try:
+        return decode_lines(raw, path)
+    except CorpusError as exc:
+        raise EvalSetError(str(exc)) from None
 
 
 def read_score_file(path: str, domains: Optional[Sequence[str]] = None) -> Dict[str, List[Optional[float]]]:
