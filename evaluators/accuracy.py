@@ -14,7 +14,7 @@ An empty corpus (denominator 0) scores 0.
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from typing import List, Sequence
 
 from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
 from evalpipe.sufficient_stats.base import Metric, Option

@@ -16,7 +16,7 @@ arguments), so summed stats give sacrebleu's ``corpus_score`` to the last bit.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 from sacrebleu.metrics.bleu import BLEU as _SacreBLEU
 

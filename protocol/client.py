@@ -34,7 +34,8 @@ class Client:
             raise ValueError("a request must be a single line (no newline characters)")
         if self.process.poll() is not None:
             raise ProtocolError(f"the server exited with code {self.process.returncode}")
-        assert self.process.stdin is not None and self.process.stdout is not None
+        if self.process.stdin is None or self.process.stdout is None:
+            raise ProtocolError("the server process has no pipes")
         self.process.stdin.write(line.encode("utf-8") + b"\n")
         self.process.stdin.flush()
         reply = self.process.stdout.readline().decode("utf-8").rstrip("\r\n")

@@ -5,9 +5,7 @@ from __future__ import annotations
 import io
 import json
 import warnings
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import DATA
@@ -15,7 +13,7 @@ from evalpipe import load_metric
 from evalpipe.protocol.loop import serve
 from evalpipe.simul.scoring import batch_latency
 from evalpipe.sufficient_stats import OptionError, sum_stats
-from evalpipe.sufficient_stats.vectors import format_stats, parse_stats
+from evalpipe.sufficient_stats.vectors import parse_stats
 
 LOGS = DATA / "simul" / "iwslt17-dev2010.de-en" / "derived"
 

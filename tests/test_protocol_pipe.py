@@ -4,7 +4,6 @@ PYTHONUNBUFFERED is removed from the child's environment so a missing flush woul
 """
 from __future__ import annotations
 
-import os
 import selectors
 import shutil
 import subprocess

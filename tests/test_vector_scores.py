@@ -1,7 +1,6 @@
 """Vectorized BLEU / chrF scores equal the one-vector path on real resampled stats and edge rows."""
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest

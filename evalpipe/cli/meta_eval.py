@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import click
 

@@ -20,7 +20,6 @@ Two random modes:
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
