@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Union
 
-from evalpipe.protocol.codec import (ERROR_PREFIX, decode_line, format_error, format_reply_stats, format_scores,
+from evalpipe.protocol.codec import (decode_line, format_error, format_reply_stats, format_scores,
                                      parse_request)
 from evalpipe.sufficient_stats.base import Metric
 from evalpipe.sufficient_stats.vectors import parse_stats
@@ -57,7 +57,3 @@ class Dispatcher:
             self.metric.check_stats(stats)
             scores.append(self.metric.score(stats))
         return format_scores(scores)
-
-
-def is_error(reply: str) -> bool:
-    return reply.startswith(ERROR_PREFIX)
