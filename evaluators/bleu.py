@@ -20,9 +20,9 @@ from typing import Any, List, Sequence, Tuple
 
 from sacrebleu.metrics.bleu import BLEU as _SacreBLEU
 
-from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_counts
+from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
-from evalpipe.evaluators.tokenize_13a import tokenize_13a
+from evalpipe.evaluators.tokenize_13a import tokens_13a
 from evalpipe.sufficient_stats.base import Metric, Option
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.nrefs import RefCounter
@@ -63,7 +63,8 @@ class BLEU(Metric):
         self._sacre = _SacreBLEU(tokenize=o["tokenize"], lowercase=o["lowercase"], smooth_method=o["smooth_method"],
                                  smooth_value=o["smooth_value"], max_ngram_order=n,
                                  effective_order=o["effective_order"])
-        self._tokenizer = tokenize_13a if o["tokenize"] == "13a" else self._sacre.tokenizer
+        tokenizer = self._sacre.tokenizer
+        self._split = tokens_13a if o["tokenize"] == "13a" else lambda s: tokenizer(s).split()
         self._order = n
         self._cache: LRUCache = LRUCache(o["cache_size"])
         self.nrefs = RefCounter()
@@ -71,13 +72,12 @@ class BLEU(Metric):
     def _tokens(self, sentence: str) -> List[str]:
         if self.options["lowercase"]:
             sentence = sentence.lower()
-        return self._tokenizer(sentence.rstrip()).split()
+        return self._split(sentence.rstrip())
 
-    def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[list, List[int]]:
+    def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[dict, List[int]]:
         tokenized = [self._tokens(r) for r in refs]
-        counts = [ngram_counts(t, self._order) for t in tokenized]
-        merged = counts[0] if len(counts) == 1 else [max_merge(c) for c in zip(*counts)]
-        return merged, [len(t) for t in tokenized]
+        tables = [ngram_table(t, self._order) for t in tokenized]
+        return (tables[0] if len(tables) == 1 else max_merge(tables)), [len(t) for t in tokenized]
 
     def stats(self, hypothesis: str, references: Sequence[str]) -> List[int]:
         """``[hyp_len, ref_len, correct_1..N, total_1..N]`` for one segment."""
@@ -87,9 +87,10 @@ class BLEU(Metric):
         ref_counts, ref_lens = self._cache.get_or_compute(refs, self._reference_info)
         tokens = self._tokens(hypothesis)
         hyp_len = len(tokens)
-        correct = clipped_matches(tokens, ref_counts)
+        correct = clipped_matches(tokens, ref_counts, self._order)
         total = [max(0, hyp_len - n) for n in range(self._order)]
-        return [hyp_len, _closest_ref_len(hyp_len, ref_lens)] + correct + total
+        ref_len = ref_lens[0] if len(ref_lens) == 1 else _closest_ref_len(hyp_len, ref_lens)
+        return [hyp_len, ref_len] + correct + total
 
     def score(self, stats: Sequence[float]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""

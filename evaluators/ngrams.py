@@ -1,16 +1,17 @@
 """Word n-gram counting and clipped matching shared by the n-gram metrics.
 
-``ngram_counts(tokens, max_order)`` returns one dict per order ``n = 1..max_order`` mapping each
-n-gram (unigrams as strings, higher orders as tuples) to its count.  ``clipped_matches(tokens,
-ref_counts)`` returns, per order, sum over hypothesis n-grams g of min(hyp[g], ref[g]) -- BLEU's
-clipped n-gram precision numerator (Papineni et al., 2002).  Inner loops run in C (``zip``,
-``collections._count_elements``, ``map``); when no n-gram repeats in the hypothesis (most orders of
-most sentences) the clipped count is simply the number of hypothesis n-grams found in the reference.
+``ngram_table(tokens, max_order)`` returns one dict mapping every n-gram of orders
+``1..max_order`` to its count (unigrams as strings, higher orders as tuples, so orders never
+collide).  ``clipped_matches(tokens, table, max_order)`` returns, per order, the sum over hypothesis
+n-grams g of min(hyp[g], ref[g]) -- BLEU's clipped n-gram precision numerator (Papineni et al.,
+2002).  Inner loops run in C (``zip``, ``collections._count_elements``, ``map``).  When an order
+has no repeated n-gram in the hypothesis, no higher order has one either, and the clipped count of
+those orders is simply the number of hypothesis n-grams found in the reference: no counting needed.
 """
 from __future__ import annotations
 
 from collections import _count_elements  # C counting loop behind collections.Counter
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Dict, Iterable, List, Sequence
 
 Counts = Dict[object, int]
@@ -22,14 +23,11 @@ def _windows(tokens: Sequence[str], n: int) -> Iterable:
     return zip(*[tokens[i:] for i in range(n)])
 
 
-def ngram_counts(tokens: Sequence[str], max_order: int) -> List[Counts]:
-    """``[counts of 1-grams, ..., counts of max_order-grams]`` of ``tokens``."""
-    out: List[Counts] = []
-    for n in range(1, max_order + 1):
-        counts: Counts = {}
-        _count_elements(counts, _windows(tokens, n))
-        out.append(counts)
-    return out
+def ngram_table(tokens: Sequence[str], max_order: int) -> Counts:
+    """Counts of every n-gram of ``tokens`` of orders 1..``max_order``, in one dict."""
+    counts: Counts = {}
+    _count_elements(counts, chain.from_iterable(_windows(tokens, n) for n in range(1, max_order + 1)))
+    return counts
 
 
 def clipped(hyp: Counts, ref: Counts, hyp_total: int) -> int:
@@ -39,14 +37,27 @@ def clipped(hyp: Counts, ref: Counts, hyp_total: int) -> int:
     return sum(map(min, hyp.values(), map(ref.get, hyp, repeat(0))))
 
 
-def clipped_matches(tokens: Sequence[str], ref_counts: Sequence[Counts]) -> List[int]:
-    """Per order, the clipped number of hypothesis n-grams that occur in the reference counts."""
+def clipped_matches(tokens: Sequence[str], ref: Counts, max_order: int) -> List[int]:
+    """Per order 1..``max_order``, the clipped number of hypothesis n-grams found in ``ref``
+    (an :func:`ngram_table`, or the element-wise maximum of several)."""
     length = len(tokens)
+    shifted = [tokens[i:] for i in range(max_order)]
+    contains = ref.__contains__
     out: List[int] = []
-    for n, ref in enumerate(ref_counts):
-        counts: Counts = {}
-        _count_elements(counts, _windows(tokens, n + 1))
-        out.append(clipped(counts, ref, max(0, length - n)))
+    repeats = True
+    for n in range(1, max_order + 1):
+        grams = tokens if n == 1 else zip(*shifted[:n])
+        if repeats:
+            counts: Counts = {}
+            _count_elements(counts, grams)
+            total = length - n + 1
+            if len(counts) == total or total <= 0:
+                repeats = False
+                out.append(sum(map(contains, counts)))
+            else:
+                out.append(sum(map(min, counts.values(), map(ref.get, counts, repeat(0)))))
+        else:
+            out.append(sum(map(contains, grams)))
     return out
 
 

@@ -21,6 +21,7 @@ and on adversarial strings.  Source: sacrebleu ``tokenizers/tokenizer_13a.py`` a
 from __future__ import annotations
 
 import re
+from typing import List
 
 # The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space.
 _SYMBOLS = frozenset(
@@ -32,12 +33,12 @@ _SYMBOLS = frozenset(
     + ["/"]
 )
 _PADDED = {c: f" {c} " for c in _SYMBOLS}
+_SYMBOL = re.compile("[" + re.escape("".join(sorted(_SYMBOLS))) + "]")
 _PERIOD_COMMA_BEFORE = re.compile(r"([^0-9])([\.,])")  # -> \1 \2
 _PERIOD_COMMA_AFTER = re.compile(r"([\.,])([^0-9])")  # -> ' \1 \2'
 # Where no two of [.,] stand side by side, the consumption of a neighbour by rules 2 and 3 never
 # matters, and each rule just pads the mark with spaces: one lookaround pattern per mark, with a
 # constant replacement (no template expansion).
-_ADJACENT_MARKS = re.compile(r"[\.,][\.,]")
 # (The mark comes first in each pattern so the engine scans for it instead of trying every position.)
 _LONE_PERIOD = re.compile(r"\.(?:(?<=[^0-9]\.)|(?=[^0-9]))")
 _LONE_COMMA = re.compile(r",(?:(?<=[^0-9],)|(?=[^0-9]))")
@@ -55,14 +56,19 @@ def _space_before_both(m: "re.Match[str]") -> str:
 
 def tokenize_13a(line: str) -> str:
     """Tokenize ``line`` exactly as ``sacrebleu.tokenizers.tokenizer_13a.Tokenizer13a`` does."""
+    return " ".join(tokens_13a(line))
+
+
+def tokens_13a(line: str) -> List[str]:
+    """The tokens of ``line`` under 13a: ``tokenize_13a(line).split()`` without the join and re-split."""
     line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
     if "&" in line:
         line = line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
-    for c in _SYMBOLS.intersection(line):
+    for c in set(_SYMBOL.findall(line)):
         line = line.replace(c, _PADDED[c])
     line = f" {line} "
     if "." in line or "," in line:
-        if _ADJACENT_MARKS.search(line):
+        if ".." in line or ".," in line or ",." in line or ",," in line:
             line = _PERIOD_COMMA_BEFORE.sub(_space_after_both, line)
             line = _PERIOD_COMMA_AFTER.sub(_space_before_both, line)
         else:
@@ -72,4 +78,4 @@ def tokenize_13a(line: str) -> str:
                 line = _LONE_COMMA.sub(" , ", line)
     if "-" in line:
         line = _DASH_AFTER_DIGIT.sub(" - ", line)
-    return " ".join(line.split())
+    return line.split()
