@@ -43,7 +43,7 @@ def segment_rows(metric: Any, hyps: Sequence[Any], refs: Sequence[Sequence[str]]
     reference streams, ``hyps`` are instance records (SimulEval logs) scored by ``item_stats``."""
     if not refs:
         return [metric.item_stats(item) for item in hyps]
-    return [metric.stats(h, [r[i] for r in refs]) for i, h in enumerate(hyps)]
+    return metric.corpus_stats(hyps, refs)
 
 
 def _chunk_rows(args: tuple) -> List[list]:

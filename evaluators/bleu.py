@@ -13,17 +13,23 @@ counts; ``total_n = max(0, hyp_len - n + 1)``.  Score (0-100)::
 
 computed by ``sacrebleu.BLEU.compute_bleu`` itself (on copies, since add-k smoothing mutates its
 arguments), so summed stats give sacrebleu's ``corpus_score`` to the last bit.
+
+``corpus_stats`` computes the same rows for blocks of segments at once with
+:mod:`evalpipe.evaluators.ngram_batch` (numpy); ``stats`` serves one segment (the line protocol).
 """
 from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
 
+import numpy as np
 from sacrebleu.metrics.bleu import BLEU as _SacreBLEU
+
+from evalpipe.evaluators import ngram_batch
 
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
 from evalpipe.evaluators.tokenize_13a import tokens_13a
-from evalpipe.sufficient_stats.base import Metric, Option
+from evalpipe.sufficient_stats.base import Metric, Option, batched_corpus_stats
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.nrefs import RefCounter
 
@@ -68,6 +74,7 @@ class BLEU(Metric):
         self._order = n
         self._cache: LRUCache = LRUCache(o["cache_size"])
         self.nrefs = RefCounter()
+        self._block_refs: Tuple[tuple, list] = ((), [])  # the last block's references, tokenized
 
     def _tokens(self, sentence: str) -> List[str]:
         if self.options["lowercase"]:
@@ -91,6 +98,26 @@ class BLEU(Metric):
         total = [max(0, hyp_len - n) for n in range(self._order)]
         ref_len = ref_lens[0] if len(ref_lens) == 1 else _closest_ref_len(hyp_len, ref_lens)
         return [hyp_len, ref_len] + correct + total
+
+    def corpus_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[int]]:
+        """The ``stats`` rows of every segment, computed a block of segments at a time with numpy."""
+        return batched_corpus_stats(self, hypotheses, references, self._block_stats)
+
+    def _block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
+        key = tuple(map(tuple, refs))
+        if self._block_refs[0] != key:  # several systems against the same references tokenize them once
+            self._block_refs = (key, [[self._tokens(r) for r in stream] for stream in refs])
+        streams = ngram_batch.layout_ids([[self._tokens(h) for h in hyps]] + self._block_refs[1])
+        segments = len(hyps)
+        hyp_len, ref_lens = streams.lengths[:, 0], streams.lengths[:, 1:]
+        if ref_lens.shape[1] == 1:
+            ref_len = ref_lens[:, 0]
+        else:  # closest reference length, the shorter one on a tie
+            key = np.abs(hyp_len[:, None] - ref_lens) * (int(ref_lens.max()) + 1) + ref_lens
+            ref_len = ref_lens[np.arange(segments), key.argmin(axis=1)]
+        correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
+        totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
+        return np.column_stack([hyp_len, ref_len] + correct + totals)
 
     def score(self, stats: Sequence[float]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""

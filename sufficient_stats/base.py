@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from evalpipe.sufficient_stats.vectors import sum_stats
 
@@ -184,6 +184,27 @@ class Metric(ABC):
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
         return f"{type(self).__name__}({opts})"
+
+
+BLOCK_SEGMENTS = 5000
+
+
+def batched_corpus_stats(metric: Metric, hypotheses: Sequence[str], references: Sequence[Sequence[str]],
+                         block_stats: Callable[[Sequence[str], Sequence[Sequence[str]]], Any]) -> List[List[int]]:
+    """``metric.corpus_stats`` by ``block_stats(hyps, ref_streams) -> int matrix``, run on blocks of
+    at most ``BLOCK_SEGMENTS`` segments (bounded memory).  Input that is not all strings goes through
+    the per-segment ``stats`` so its error names the offending segment."""
+    check_parallel(hypotheses, references)
+    if not hypotheses:
+        return []
+    if any(set(map(type, stream)) != {str} for stream in [hypotheses, *references]):
+        return Metric.corpus_stats(metric, hypotheses, references)
+    metric.nrefs.add(len(references))
+    rows: List[List[int]] = []
+    for start in range(0, len(hypotheses), BLOCK_SEGMENTS):
+        stop = start + BLOCK_SEGMENTS
+        rows += block_stats(hypotheses[start:stop], [r[start:stop] for r in references]).tolist()
+    return rows
 
 
 def check_parallel(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> None:

@@ -1,0 +1,85 @@
+"""The vectorized corpus path (``corpus_stats`` through evaluators/ngram_batch.py) gives exactly the
+rows of the per-segment ``stats`` path, and sacrebleu's corpus scores, on real data -- including
+the branches that rank n-gram prefixes when packed keys would not fit in 64 bits."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from evalpipe import load_metric
+from evalpipe.evaluators import ngram_batch
+from evalpipe.sufficient_stats import base
+from evalpipe.sufficient_stats.base import Metric
+
+from conftest import NEWS, lines
+
+CASES = [
+    ("bleu", {}),
+    ("bleu", {"lowercase": True}),
+    ("bleu", {"max_ngram_order": 9}),  # several ranked phases
+    ("bleu", {"tokenize": "char"}),
+    ("chrf", {}),
+    ("chrf", {"word_order": 2}),
+    ("chrf", {"lowercase": True, "whitespace": True}),
+    ("chrf", {"char_order": 14}),
+]
+
+
+def per_segment(metric, hyps, refs):
+    return Metric.corpus_stats(metric, hyps, refs)
+
+
+@pytest.mark.parametrize("name,options", CASES)
+@pytest.mark.parametrize("nrefs", [1, 3])
+def test_batch_rows_equal_per_segment_rows_en_de(news, name, options, nrefs):
+    refs = news["en-de.refs"][:nrefs]
+    for hyps in list(news["en-de.systems"].values())[:2]:
+        batch = load_metric(name, **options).corpus_stats(hyps, refs)
+        assert batch == per_segment(load_metric(name, **options), hyps, refs)
+
+
+@pytest.mark.parametrize("name,options", [("bleu", {"tokenize": "zh"}), ("chrf", {}), ("chrf", {"word_order": 2})])
+def test_batch_rows_equal_per_segment_rows_on_chinese(news, name, options):
+    """Chinese text has thousands of distinct characters: chrF's 6-grams then need the ranked phase."""
+    source = lines(NEWS / "sources" / "zh-en.txt")
+    hyps, refs = source[1:], [source[:-1]]
+    streams = ngram_batch.layout_chars([["".join(s.split()) for s in hyps]])
+    assert ngram_batch._bits(int(np.unique(streams.units).size) + 1) * 6 > 62 - 13  # the ranked branch runs
+    metric = load_metric(name, **options)
+    assert metric.corpus_stats(hyps, refs) == per_segment(load_metric(name, **options), hyps, refs)
+
+
+def test_small_blocks_give_the_same_rows(news, monkeypatch):
+    hyps, refs = news["en-de.systems"][next(iter(news["en-de.systems"]))], news["en-de.refs"][:2]
+    whole = load_metric("chrf").corpus_stats(hyps, refs)
+    monkeypatch.setattr(base, "BLOCK_SEGMENTS", 7)
+    assert load_metric("chrf").corpus_stats(hyps, refs) == whole
+
+
+def test_edge_cases_match_per_segment():
+    hyps = ["", "a", "", "same same same same", "x y z", "   ", "Ünïcödé ☃ 𝄞 text", "a b a b a b a b"]
+    refs = [["", "", "b", "same same", "", "x", "Ünïcödé ☃ 𝄞", "a b a b"],
+            ["z", "a a a", "", "same", "x y z", "", "", "b a b a"]]
+    for name, options in CASES:
+        for k in (1, 2):
+            metric = load_metric(name, **options)
+            assert metric.corpus_stats(hyps, refs[:k]) == per_segment(load_metric(name, **options), hyps, refs[:k])
+    assert load_metric("bleu").corpus_stats(["", ""], [["", ""]]) == [[0] * 10, [0] * 10]
+    assert load_metric("chrf").corpus_stats([], [[]]) == []
+
+
+@pytest.mark.parametrize("name,sacre", [("bleu", sacrebleu.BLEU), ("chrf", sacrebleu.CHRF)])
+def test_corpus_score_equals_sacrebleu(news, name, sacre):
+    refs = news["en-de.refs"]
+    for hyps in news["en-de.systems"].values():
+        metric = load_metric(name)
+        assert metric.corpus_score(hyps, refs) == sacre().corpus_score(hyps, refs).score
+
+
+def test_bad_segments_are_named_not_dropped():
+    metric = load_metric("bleu")
+    with pytest.raises(ValueError, match="hypothesis should be a string, got int"):
+        metric.corpus_stats(["a", 3], [["a", "b"]])
+    with pytest.raises(ValueError, match="reference stream 1 has 1 lines but the hypotheses have 2"):
+        metric.corpus_stats(["a", "b"], [["a"]])
