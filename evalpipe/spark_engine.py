@@ -31,18 +31,29 @@ def _java_available() -> bool:
     return bool(shutil.which("java") or (home and os.path.exists(os.path.join(home, "bin", "java"))))
 
 
+def _batch_rows(metric: Any, records: List[Tuple[int, Tuple[str, Tuple[str, ...]]]]) -> List[list]:
+    """Stats rows of a partition's records, through the metric's vectorized ``corpus_stats``
+    when every record has the same number of references."""
+    if len({len(refs) for _, (_, refs) in records}) != 1:
+        return [metric.stats(hyp, list(refs)) for _, (hyp, refs) in records]
+    hyps = [hyp for _, (hyp, _) in records]
+    streams = [list(stream) for stream in zip(*(refs for _, (_, refs) in records))]
+    return metric.corpus_stats(hyps, streams)
+
+
 def _partition_rows(name: str, options: Dict[str, Any]):
     def run(records: Iterable[Tuple[int, Tuple[str, Tuple[str, ...]]]]) -> Iterator[Tuple[int, list]]:
-        metric = metric_for(name, options)
-        for index, (hyp, refs) in records:
-            yield index, metric.stats(hyp, list(refs))
+        records = list(records)
+        if records:
+            yield from zip((index for index, _ in records), _batch_rows(metric_for(name, options), records))
     return run
 
 
 def _partition_partial(name: str, options: Dict[str, Any]):
     def run(records: Iterable[Tuple[int, Tuple[str, Tuple[str, ...]]]]) -> Iterator[Partial]:
         metric = metric_for(name, options)
-        yield partial_sum([metric.stats(hyp, list(refs)) for _, (hyp, refs) in records], metric.num_stats)
+        records = list(records)
+        yield partial_sum(_batch_rows(metric, records) if records else [], metric.num_stats)
     return run
 
 

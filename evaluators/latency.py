@@ -142,7 +142,7 @@ class LatencyMetric(Metric):
         raise NotImplementedError(f"{type(self).__name__} must implement value()")
 
     def batch_values(self, src_lens: np.ndarray, references: Sequence[Optional[str]],
-                     delays: Sequence[List[float]], flat: Optional["F.Flat"] = None,
+                     delays: Sequence[List[float]], flat: Optional["F.Columns"] = None,
                      ref_lens: Optional[np.ndarray] = None) -> np.ndarray:
         """Per-sentence values of many non-empty sentences (numpy where implemented).  ``flat``
         and ``ref_lens`` (reference word counts) may be passed in to share them between metrics."""
@@ -150,7 +150,7 @@ class LatencyMetric(Metric):
 
     def batch_target_lengths(self, references, delays, ref_lens=None) -> np.ndarray:
         mode = self.options["target_length"]
-        hyp = np.fromiter(map(len, delays), dtype=np.float64, count=len(delays))
+        hyp = _hypothesis_lengths(delays)
         if mode == "hypothesis":
             return hyp
         if ref_lens is None:
@@ -177,6 +177,12 @@ class LatencyMetric(Metric):
         return F.iwslt2020_inputs(delays, src_len)
 
 
+def _hypothesis_lengths(delays: Any) -> np.ndarray:
+    if isinstance(delays, F.Columns):
+        return delays.lengths.astype(np.float64)
+    return np.fromiter(map(len, delays), dtype=np.float64, count=len(delays))
+
+
 class AP(LatencyMetric):
     """Average Proportion: sum of delays / (|X| |Y|)."""
 
@@ -191,7 +197,7 @@ class AP(LatencyMetric):
     def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
         if self.options["convention"] != "simuleval":
             return super().batch_values(src_lens, references, delays)
-        tgt = self.batch_target_lengths(references, delays, ref_lens)
+        tgt = self.batch_target_lengths(references, flat or delays, ref_lens)
         return F.batch_average_proportion(flat or delays, np.asarray(src_lens, dtype=np.float64), tgt)
 
 
@@ -209,7 +215,7 @@ class AL(LatencyMetric):
     def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
         if self.options["convention"] != "simuleval":
             return super().batch_values(src_lens, references, delays)
-        tgt = self.batch_target_lengths(references, delays, ref_lens)
+        tgt = self.batch_target_lengths(references, flat or delays, ref_lens)
         return F.batch_average_lagging(flat or delays, np.asarray(src_lens, dtype=np.float64), tgt)
 
 
@@ -222,7 +228,7 @@ class LAAL(AL):
         return max(hyp_len, self.reference_length(reference))
 
     def batch_target_lengths(self, references, delays, ref_lens=None):
-        hyp = np.fromiter(map(len, delays), dtype=np.float64, count=len(delays))
+        hyp = _hypothesis_lengths(delays)
         if ref_lens is None or (ref_lens == 0).any():
             ref_lens = np.array([self.reference_length(r) for r in references], dtype=np.float64)
         return np.maximum(ref_lens, hyp)

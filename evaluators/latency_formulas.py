@@ -14,10 +14,11 @@ source read when each target token was written), target length |Y|, gamma = |Y| 
         source token it is aligned to by chunk), SimulEval 1.1's algorithm.
 
 These are SimulEval 1.1.4's definitions (``simuleval/evaluator/scorers/latency_scorer.py``); the
-batched versions compute the same per-sentence values for many sentences at once.
+batched versions compute the same per-sentence values, to the last bit, for many sentences at once.
 """
 from __future__ import annotations
 
+import sys
 from itertools import chain
 from statistics import mean
 from typing import List, Sequence, Tuple
@@ -103,56 +104,106 @@ def average_token_delay(delays: Sequence[float], compute_times: Sequence[float],
 
 
 # -- batched (numpy) ---------------------------------------------------------------------------
-class Flat:
-    """Many sentences' delays in one array: ``values``, per-sentence ``lengths`` and ``starts``,
-    and each value's ``position`` (0-based) inside its sentence.  Build once, use for every metric."""
+class Columns:
+    """Many sentences' delays laid out column by column, for sentence-parallel loops that repeat
+    the per-sentence functions' floating-point operations in the same order (so every value is
+    bit-identical to theirs).
+
+    Sentences are ranked longest first (``order``: sentence indices by rank), so the sentences that
+    have a delay at position ``i`` are ranks ``0 .. alive[i] - 1`` and :meth:`column` is a
+    contiguous slice.  Per-sentence inputs go in with :meth:`ranked` and results come back with
+    :meth:`unranked`."""
 
     def __init__(self, delays: Sequence[Sequence[float]]) -> None:
+        self.delays = delays
         self.lengths = np.fromiter(map(len, delays), dtype=np.int64, count=len(delays))
-        if len(delays) and self.lengths.min() == 0:
+        count = len(self.lengths)
+        if count and self.lengths.min() == 0:
             raise ValueError("batched latency needs at least one delay per sentence")
-        self.values = np.array(list(chain.from_iterable(delays)), dtype=np.float64)
-        self.starts = np.zeros(len(self.lengths), dtype=np.int64)
-        np.cumsum(self.lengths[:-1], out=self.starts[1:])
-        self.position = np.arange(len(self.values), dtype=np.float64) - np.repeat(self.starts, self.lengths)
+        total = int(self.lengths.sum())
+        values = np.fromiter(chain.from_iterable(delays), dtype=np.float64, count=total)
+        self.order = np.argsort(-self.lengths, kind="stable")
+        rank = np.empty(count, dtype=np.int64)
+        rank[self.order] = np.arange(count)
+        longest = int(self.lengths.max()) if count else 0
+        self.alive = count - np.cumsum(np.bincount(self.lengths, minlength=longest + 1))[:-1]
+        self.starts = np.zeros(longest + 1, dtype=np.int64)
+        np.cumsum(self.alive, out=self.starts[1:])
+        sentence_starts = np.cumsum(self.lengths) - self.lengths
+        position = np.arange(total, dtype=np.int64) - np.repeat(sentence_starts, self.lengths)
+        self.values = np.empty(total, dtype=np.float64)
+        self.values[self.starts[position] + np.repeat(rank, self.lengths)] = values
 
-    def per_token(self, per_sentence: np.ndarray) -> np.ndarray:
-        return np.repeat(per_sentence, self.lengths)
+    def column(self, i: int) -> np.ndarray:
+        """The ``i``-th delay (0-based) of ranks ``0 .. alive[i] - 1``."""
+        return self.values[self.starts[i]:self.starts[i + 1]]
+
+    def ranked(self, per_sentence: np.ndarray) -> np.ndarray:
+        return np.asarray(per_sentence, dtype=np.float64)[self.order]
+
+    def unranked(self, per_rank: np.ndarray) -> np.ndarray:
+        out = np.empty_like(per_rank)
+        out[self.order] = per_rank
+        return out
 
 
-def _flat(delays) -> Flat:
-    return delays if isinstance(delays, Flat) else Flat(delays)
+def _columns(delays) -> Columns:
+    return delays if isinstance(delays, Columns) else Columns(delays)
 
 
 def batch_average_lagging(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    """AL of many sentences at once (``delays``: lists, or a :class:`Flat`)."""
-    f = _flat(delays)
-    src = f.per_token(src_lens)
-    gamma = f.per_token(tgt_lens / src_lens)
-    first = np.minimum.reduceat(np.where(f.values >= src, f.position, np.inf), f.starts)
-    tau = np.minimum(first + 1, f.lengths)
-    lag = np.where(f.position < f.per_token(tau), f.values - f.position / gamma, 0.0)
-    al = np.add.reduceat(lag, f.starts) / tau
-    head = f.values[f.starts]
-    return np.where(head > src_lens, head, al)
+    """AL of many sentences (``delays``: lists or :class:`Columns`), bit-identical to
+    :func:`average_lagging`: ``total += d - t / gamma`` in order until the first d >= |X|."""
+    c = _columns(delays)
+    src = c.ranked(src_lens)
+    gamma = c.ranked(tgt_lens) / src
+    total = np.zeros(len(src))
+    tau = np.zeros(len(src))
+    active = np.ones(len(src), dtype=bool)
+    for t in range(len(c.alive)):
+        m = c.alive[t]
+        if not active[:m].any():
+            break
+        d, on = c.column(t), active[:m]
+        total[:m] = np.where(on, total[:m] + (d - t / gamma[:m]), total[:m])
+        tau[:m] = np.where(on, t + 1, tau[:m])
+        active[:m] = on & ~(d >= src[:m])
+    head = c.column(0)
+    return c.unranked(np.where(head > src, head, total / tau))
 
 
 def batch_differentiable_average_lagging(delays, src_lens: np.ndarray) -> np.ndarray:
-    """DAL of many sentences at once: d'_i - (i-1)/gamma = max_{j<=i}(d_j - (j-1)/gamma)."""
-    f = _flat(delays)
-    gamma = f.per_token(f.lengths / src_lens)
-    shifted = f.values - f.position / gamma
-    rows = np.repeat(np.arange(len(f.lengths)), f.lengths)
-    cols = f.position.astype(np.int64)
-    padded = np.full((len(f.lengths), int(f.lengths.max())), -np.inf)
-    padded[rows, cols] = shifted
-    running = np.maximum.accumulate(padded, axis=1)[rows, cols]
-    return np.add.reduceat(running, f.starts) / f.lengths
+    """DAL of many sentences, bit-identical to :func:`differentiable_average_lagging`:
+    d'_i = max(d_i, d'_{i-1} + 1/gamma) and ``total += d'_i - i / gamma`` in order."""
+    c = _columns(delays)
+    src = c.ranked(src_lens)
+    tgt = c.ranked(c.lengths)
+    gamma = tgt / src
+    inverse = 1 / gamma
+    last = c.column(0).copy()
+    total = 0.0 + (last - 0 / gamma)
+    for i in range(1, len(c.alive)):
+        m = c.alive[i]
+        d = c.column(i)
+        step = last[:m] + inverse[:m]
+        last[:m] = np.where(step > d, step, d)  # Python's max(d, step): d unless step is larger
+        total[:m] += last[:m] - i / gamma[:m]
+    return c.unranked(total / tgt)
 
 
 def batch_average_proportion(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    f = _flat(delays)
-    return np.add.reduceat(f.values, f.starts) / (src_lens * tgt_lens)
+    """AP of many sentences, bit-identical to :func:`average_proportion`: the delays are added left
+    to right, as the builtin ``sum`` does up to Python 3.11 (3.12 compensates its float sums; there
+    the builtin itself is used)."""
+    c = _columns(delays)
+    if sys.version_info >= (3, 12):
+        sums = np.fromiter(map(sum, c.delays), dtype=np.float64, count=len(c.delays))
+    else:
+        ranked = c.column(0).copy()
+        for i in range(1, len(c.alive)):
+            ranked[:c.alive[i]] += c.column(i)
+        sums = c.unranked(ranked)
+    return sums / (np.asarray(src_lens, dtype=np.float64) * tgt_lens)
 
 
 def iwslt2020_inputs(delays: Sequence[float], src_len: float, eos_delay: float = None) -> Tuple[List[float], float]:
