@@ -71,7 +71,7 @@ def nbest(n_refs: int, per_ref: int = 100, n_tokens: int = 25) -> List[Tuple[str
     return out
 
 
-def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
+def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
     """The fastest of ``repeat`` wall-clock timings of ``fn()`` in seconds."""
     best = float("inf")
     for _ in range(repeat):

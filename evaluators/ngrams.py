@@ -11,7 +11,7 @@ those orders is simply the number of hypothesis n-grams found in the reference: 
 from __future__ import annotations
 
 from collections import _count_elements  # C counting loop behind collections.Counter
-from itertools import chain, repeat
+from itertools import chain
 from typing import Dict, Iterable, List, Sequence
 
 Counts = Dict[object, int]
@@ -31,10 +31,19 @@ def ngram_table(tokens: Sequence[str], max_order: int) -> Counts:
 
 
 def clipped(hyp: Counts, ref: Counts, hyp_total: int) -> int:
-    """Sum over hypothesis n-grams g of min(hyp[g], ref[g]); ``hyp_total`` is sum(hyp.values())."""
-    if len(hyp) == hyp_total:  # no repeated n-gram: min(1, ref[g]) is 1 whenever g is in ref
-        return sum(map(ref.__contains__, hyp))
-    return sum(map(min, hyp.values(), map(ref.get, hyp, repeat(0))))
+    """Sum over hypothesis n-grams g of min(hyp[g], ref[g]); ``hyp_total`` is sum(hyp.values()).
+
+    Every g found in ``ref`` contributes at least 1 (counted in C); only n-grams repeated in both
+    add more, and those few are visited in Python."""
+    matched = sum(map(ref.__contains__, hyp))
+    if len(hyp) != hyp_total:  # some n-gram repeats in the hypothesis
+        get = ref.get
+        for gram, count in hyp.items():
+            if count > 1:
+                found = get(gram, 0)
+                if found > 1:
+                    matched += (count if count < found else found) - 1
+    return matched
 
 
 def clipped_matches(tokens: Sequence[str], ref: Counts, max_order: int) -> List[int]:
@@ -51,11 +60,8 @@ def clipped_matches(tokens: Sequence[str], ref: Counts, max_order: int) -> List[
             counts: Counts = {}
             _count_elements(counts, grams)
             total = length - n + 1
-            if len(counts) == total or total <= 0:
-                repeats = False
-                out.append(sum(map(contains, counts)))
-            else:
-                out.append(sum(map(min, counts.values(), map(ref.get, counts, repeat(0)))))
+            out.append(clipped(counts, ref, total) if total > 0 else 0)
+            repeats = len(counts) != total
         else:
             out.append(sum(map(contains, grams)))
     return out

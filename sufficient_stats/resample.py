@@ -47,8 +47,10 @@ def bootstrap_counts(n: int, trials: int, seed: Optional[int]) -> np.ndarray:
     """A ``trials x n`` matrix: how often each segment is drawn in each resample (sacrebleu's draws)."""
     rng = np.random.default_rng(seed)
     idxs = rng.choice(n, size=(trials, n), replace=True)
-    flat = (idxs + (np.arange(trials) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=trials * n).reshape(trials, n).astype(np.float64)
+    counts = np.empty((trials, n), dtype=np.float64)
+    for row, drawn in zip(counts, idxs):  # row by row: small bincounts stay in cache
+        row[:] = np.bincount(drawn, minlength=n)
+    return counts
 
 
 def score_rows(score: Scorer, sums: np.ndarray) -> np.ndarray:
