@@ -11,7 +11,6 @@ those orders is simply the number of hypothesis n-grams found in the reference: 
 from __future__ import annotations
 
 from collections import _count_elements  # C counting loop behind collections.Counter
-from itertools import chain
 from typing import Dict, Iterable, List, Sequence
 
 Counts = Dict[object, int]
@@ -26,7 +25,10 @@ def _windows(tokens: Sequence[str], n: int) -> Iterable:
 def ngram_table(tokens: Sequence[str], max_order: int) -> Counts:
     """Counts of every n-gram of ``tokens`` of orders 1..``max_order``, in one dict."""
     counts: Counts = {}
-    _count_elements(counts, chain.from_iterable(_windows(tokens, n) for n in range(1, max_order + 1)))
+    _count_elements(counts, tokens)
+    shifted = [tokens[i:] for i in range(1, max_order)]
+    for n in range(1, max_order):
+        _count_elements(counts, zip(tokens, *shifted[:n]))
     return counts
 
 
