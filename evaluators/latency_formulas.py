@@ -133,6 +133,15 @@ class Columns:
         position = np.arange(total, dtype=np.int64) - np.repeat(sentence_starts, self.lengths)
         self.values = np.empty(total, dtype=np.float64)
         self.values[self.starts[position] + np.repeat(rank, self.lengths)] = values
+        for i in range(1, longest):
+            back = self.column(i) < self.column(i - 1)[:self.alive[i]]
+            if back.any():
+                sentence = int(self.order[int(np.argmax(back))])
+                raise ValueError(f"expected non-decreasing delays; sentence {sentence + 1} has "
+                                 f"{list(delays[sentence])[:i + 2]}...")
+        if not np.isfinite(values).all():
+            sentence = int(np.repeat(np.arange(count), self.lengths)[np.argmin(np.isfinite(values))])
+            raise ValueError(f"expected finite delays; sentence {sentence + 1} has {list(delays[sentence])[:8]}")
 
     def column(self, i: int) -> np.ndarray:
         """The ``i``-th delay (0-based) of ranks ``0 .. alive[i] - 1``."""

@@ -90,6 +90,14 @@ def test_batched_sentence_values_are_bit_identical(logs, kind):
         assert fast.tolist() == exact, name
 
 
+def test_batched_path_rejects_bad_delays_by_sentence():
+    good = {"source_length": 5, "delays": [1, 2, 3], "reference": "a b c"}
+    with pytest.raises(ValueError, match=r"non-decreasing delays; sentence 2 has \[1, 3, 2\]"):
+        batch_latency([good, dict(good, delays=[1, 3, 2])])
+    with pytest.raises(ValueError, match="finite delays; sentence 1"):
+        batch_latency([dict(good, delays=[1, float("nan")]), good])
+
+
 def test_word_counts_equal_str_split():
     texts = ["a b  c", "", "  x", "y\t\x1cz ", "é ü x", "\U0001F600 b", "é\u3000ü\xa0x\u2003", "a\x85b",
              "«x»\u202fy\u205fz\u1680w", "x\u2028y\u2029z", "’“”—\xa0", "a\0 b", "\x0b\x0c\r\n"]
