@@ -1,22 +1,21 @@
-"""N-gram counts of a whole block of segments at once, vectorized with numpy.
+"""N-gram matches of a whole block of segments at once, vectorized with numpy.
 
 The per-segment metrics (:mod:`evalpipe.evaluators.bleu`, :mod:`evalpipe.evaluators.chrf`) count
 n-grams in dicts, one sentence at a time.  For corpus scoring the same integer counts are computed
-for every segment of a block in a few array passes:
+for every segment of a block in a few array passes (:func:`order_matches`):
 
 * every unit (a token id or a character code point) of every sentence -- segment by segment, the
   hypothesis then each reference -- is laid out in one array, with its segment number, its stream
-  and the end of its sentence;
-* n-grams get exact dense ids order by order: the id of an order-1 gram is the rank of
-  ``segment * V + unit``; the id of an order-n gram starting at position ``p`` is the rank of
-  ``id_{n-1}(p) * V + unit[p + n - 1]`` (``np.unique``).  Two grams get the same id exactly when
-  they lie in the same segment and have the same units -- no hashing, no collisions;
-* per order, ``np.bincount`` of (id, stream) gives every (segment, n-gram) count of the
-  hypothesis and of each reference.
+  and the end of its sentence; units are renumbered densely from 1 (0 = past the sentence end);
+* every position gets one 64-bit key packing (segment, its next K units, stream); after one sort
+  the occurrences of each (segment, n-gram) are a contiguous run for every n <= K, and prefix
+  sums of the stream labels give the run's count in the hypothesis and in each reference;
+* when K units do not fit, the (segment, K-gram) prefixes are replaced by their exact dense rank
+  and the next orders are packed after it.  Keys are exact -- no hashing, no collisions.
 
-Metrics combine those counts into their stats (clipped matches are ``minimum(hyp, ref)`` summed per
-segment), so the stats are the integers the per-segment code gives; ``tests/test_batch_stats.py``
-checks both paths against each other and against sacrebleu on real data.
+Clipped matches are then ``minimum(hyp, ref)`` summed per segment, the integers the per-segment
+code gives; ``tests/test_batch_stats.py`` checks both paths against each other and against
+sacrebleu on real data.
 """
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from itertools import chain, count
 from typing import Dict, Iterator, NamedTuple, Sequence, Tuple
 
 import numpy as np
+
 
 class Streams(NamedTuple):
     """Units of one block of segments, laid out segment by segment: for segment i the hypothesis
