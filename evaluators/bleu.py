@@ -88,16 +88,21 @@ class BLEU(Metric):
 
     def stats(self, hypothesis: str, references: Sequence[str]) -> List[int]:
         """``[hyp_len, ref_len, correct_1..N, total_1..N]`` for one segment."""
-        check_hypothesis(self.name, hypothesis)
-        refs = reference_tuple(self.name, references)
+        if type(hypothesis) is not str:
+            check_hypothesis(self.name, hypothesis)
+        if type(references) is list and len(references) == 1 and type(references[0]) is str:
+            refs: Tuple[str, ...] = (references[0],)  # the common case, without the general checks
+        else:
+            refs = reference_tuple(self.name, references)
         self.nrefs.add(len(refs))
         ref_counts, ref_lens = self._cache.get_or_compute(refs, self._reference_info)
         tokens = self._tokens(hypothesis)
         hyp_len = len(tokens)
-        correct = clipped_matches(tokens, ref_counts, self._order)
-        total = [max(0, hyp_len - n) for n in range(self._order)]
-        ref_len = ref_lens[0] if len(ref_lens) == 1 else _closest_ref_len(hyp_len, ref_lens)
-        return [hyp_len, ref_len] + correct + total
+        order = self._order
+        out = [hyp_len, ref_lens[0] if len(ref_lens) == 1 else _closest_ref_len(hyp_len, ref_lens)]
+        out += clipped_matches(tokens, ref_counts, order)
+        out += [hyp_len - n if hyp_len > n else 0 for n in range(order)]
+        return out
 
     def corpus_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[int]]:
         """The ``stats`` rows of every segment, computed a block of segments at a time with numpy."""
