@@ -25,7 +25,6 @@ import numpy as np
 from sacrebleu.metrics.bleu import BLEU as _SacreBLEU
 
 from evalpipe.evaluators import ngram_batch
-
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
 from evalpipe.evaluators.tokenize_13a import tokens_13a

@@ -30,7 +30,6 @@ import numpy as np
 from sacrebleu.metrics.chrf import CHRF as _SacreCHRF
 
 from evalpipe.evaluators import ngram_batch
-
 from evalpipe.evaluators.ngrams import Counts, clipped
 from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
 from evalpipe.sufficient_stats.base import Metric, Option, batched_corpus_stats
