@@ -108,17 +108,17 @@ class BLEU(Metric):
         return batched_corpus_stats(self, hypotheses, references, self._block_stats)
 
     def _block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
-        key = tuple(map(tuple, refs))
-        if self._block_refs[0] != key:  # several systems against the same references tokenize them once
-            self._block_refs = (key, [[self._tokens(r) for r in stream] for stream in refs])
+        ref_key = tuple(map(tuple, refs))
+        if self._block_refs[0] != ref_key:  # several systems against the same references tokenize them once
+            self._block_refs = (ref_key, [[self._tokens(r) for r in stream] for stream in refs])
         streams = ngram_batch.layout_ids([[self._tokens(h) for h in hyps]] + self._block_refs[1])
         segments = len(hyps)
         hyp_len, ref_lens = streams.lengths[:, 0], streams.lengths[:, 1:]
         if ref_lens.shape[1] == 1:
             ref_len = ref_lens[:, 0]
         else:  # closest reference length, the shorter one on a tie
-            key = np.abs(hyp_len[:, None] - ref_lens) * (int(ref_lens.max()) + 1) + ref_lens
-            ref_len = ref_lens[np.arange(segments), key.argmin(axis=1)]
+            rank = np.abs(hyp_len[:, None] - ref_lens) * (int(ref_lens.max()) + 1) + ref_lens
+            ref_len = ref_lens[np.arange(segments), rank.argmin(axis=1)]
         correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
         totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
         return np.column_stack([hyp_len, ref_len] + correct + totals)

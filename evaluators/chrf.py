@@ -24,7 +24,7 @@ and space-joined words are equal) with C-level counting, which is faster than sa
 from __future__ import annotations
 
 from collections import _count_elements
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Iterable, List, Sequence, Tuple
 
 import numpy as np
 from sacrebleu.metrics.chrf import CHRF as _SacreCHRF
@@ -95,15 +95,22 @@ class ChrF(Metric):
         check_hypothesis(self.name, hypothesis)
         refs = reference_tuple(self.name, references)
         self.nrefs.add(len(refs))
-        hyp_counts, hyp_totals = self._side(hypothesis)
+        hyp = self._side(hypothesis)
+        per_ref = (self._triples(hyp, ref) for ref in self._cache.get_or_compute(refs, self._references))
+        return next(per_ref) if len(refs) == 1 else self._best_reference(per_ref)
+
+    @staticmethod
+    def _triples(hyp: Side, ref: Side) -> List[int]:
+        stats: List[int] = []
+        for h, ht, r, rt in zip(hyp[0], hyp[1], ref[0], ref[1]):
+            stats += [ht if r else 0, rt, clipped(h, r, ht)]
+        return stats
+
+    def _best_reference(self, candidates: Iterable[List[int]]) -> List[int]:
+        """The stats of the reference with the best sentence chrF, the first on ties (sacrebleu's rule)."""
         best: List[int] = []
         best_f = -1.0
-        for ref_counts, ref_totals in self._cache.get_or_compute(refs, self._references):
-            stats: List[int] = []
-            for h, ht, r, rt in zip(hyp_counts, hyp_totals, ref_counts, ref_totals):
-                stats += [ht if r else 0, rt, clipped(h, r, ht)]
-            if len(refs) == 1:
-                return stats
+        for stats in candidates:
             f = self._sacre._compute_f_score(stats)
             if f > best_f:
                 best_f, best = f, stats
@@ -128,15 +135,7 @@ class ChrF(Metric):
         if len(per_ref) == 1:
             return per_ref[0]
         rows = [m.tolist() for m in per_ref]
-        best = []
-        for i in range(len(hyps)):  # the reference with the best sentence chrF, first on ties
-            best_f, chosen = -1.0, rows[0][i]
-            for r in rows:
-                f = self._sacre._compute_f_score(r[i])
-                if f > best_f:
-                    best_f, chosen = f, r[i]
-            best.append(chosen)
-        return np.array(best, dtype=np.int64)
+        return np.array([self._best_reference(r[i] for r in rows) for i in range(len(hyps))], dtype=np.int64)
 
     @staticmethod
     def _add_orders(streams: "ngram_batch.Streams", max_order: int, columns: List[list]) -> None:

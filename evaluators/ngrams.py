@@ -11,15 +11,9 @@ those orders is simply the number of hypothesis n-grams found in the reference: 
 from __future__ import annotations
 
 from collections import _count_elements  # C counting loop behind collections.Counter
-from typing import Dict, Iterable, List, Sequence
+from typing import Dict, List, Sequence
 
 Counts = Dict[object, int]
-
-
-def _windows(tokens: Sequence[str], n: int) -> Iterable:
-    if n == 1:
-        return tokens
-    return zip(*[tokens[i:] for i in range(n)])
 
 
 def ngram_table(tokens: Sequence[str], max_order: int) -> Counts:
