@@ -14,10 +14,11 @@ An empty corpus (denominator 0) scores 0.
 """
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import List, Optional, Tuple
 
-from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
-from evalpipe.sufficient_stats.base import Metric, Option
+from evalpipe.errors import InputError
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
 
 
 class Accuracy(Metric):
@@ -29,31 +30,27 @@ class Accuracy(Metric):
         "lowercase": Option(bool, False, "compare labels case-insensitively"),
     }
     STATS_FIELDS = ("correct", "gold", "segments")
+    max_references = 1
 
-    def stats(self, hypothesis: str, references: Sequence[str]) -> List[int]:
+    def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """``[correct, gold, 1]`` for one label sequence against its gold sequence."""
-        check_hypothesis(self.name, hypothesis)
-        refs = reference_tuple(self.name, references)
-        if len(refs) != 1:
-            raise ValueError(f"accuracy: expected exactly one gold label sequence, got {len(refs)}")
         if self.options["lowercase"]:
             hypothesis, gold_text = hypothesis.lower(), refs[0].lower()
         else:
             gold_text = refs[0]
         pred, gold = hypothesis.split(), gold_text.split()
         if len(pred) != len(gold):
-            raise ValueError(f"accuracy: expected {len(gold)} predicted labels (as many as gold labels), "
+            raise InputError(f"accuracy: expected {len(gold)} predicted labels (as many as gold labels), "
                              f"got {len(pred)}")
         return [sum(map(str.__eq__, pred, gold)), len(gold), 1]
 
-    def score(self, stats: Sequence[float]) -> float:
+    def score_from_stats(self, stats: List[float]) -> float:
         """correct / gold, or the attachment variant; 0 for an empty corpus."""
-        self.check_stats(stats)
         correct, gold, segments = stats
         if self.options["attachment"]:
             correct, gold = correct + segments, gold + segments
         return float(correct / gold) if gold else 0.0
 
-    def signature(self) -> str:
+    def signature(self, nrefs: Optional[int] = None) -> str:
         o = self.options
         return f"attach:{'yes' if o['attachment'] else 'no'}|case:{'lc' if o['lowercase'] else 'mixed'}|evalpipe"

@@ -14,23 +14,23 @@ counts; ``total_n = max(0, hyp_len - n + 1)``.  Score (0-100)::
 computed by ``sacrebleu.BLEU.compute_bleu`` itself (on copies, since add-k smoothing mutates its
 arguments), so summed stats give sacrebleu's ``corpus_score`` to the last bit.
 
-``corpus_stats`` computes the same rows for blocks of segments at once with
-:mod:`evalpipe.evaluators.ngram_batch` (numpy); ``stats`` serves one segment (the line protocol).
+``block_stats`` computes the same rows for blocks of segments at once with
+:mod:`evalpipe.evaluators.ngram_batch` (numpy); ``segment_stats`` serves one segment (the line
+protocol), with the reference side in an LRU cache.
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
-from sacrebleu.metrics.bleu import BLEU as _SacreBLEU
 
 from evalpipe.evaluators import ngram_batch
+from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
-from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
 from evalpipe.evaluators.tokenize_13a import tokens_13a
-from evalpipe.sufficient_stats.base import Metric, Option, batched_corpus_stats
 from evalpipe.sufficient_stats.cache import LRUCache
-from evalpipe.sufficient_stats.nrefs import RefCounter
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
 
 
 def _closest_ref_len(hyp_len: int, ref_lens: Sequence[int]) -> int:
@@ -48,9 +48,9 @@ class BLEU(Metric):
 
     name = "bleu"
     OPTIONS = {
-        "tokenize": Option(str, "13a", "sacrebleu tokenizer", choices=tuple(_SacreBLEU.TOKENIZERS)),
+        "tokenize": Option(str, "13a", "sacrebleu tokenizer", choices=sb.BLEU_TOKENIZERS),
         "lowercase": Option(bool, False, "lowercase hypothesis and references"),
-        "smooth_method": Option(str, "exp", "smoothing (Chen & Cherry, 2014)", choices=tuple(_SacreBLEU.SMOOTH_DEFAULTS)),
+        "smooth_method": Option(str, "exp", "smoothing (Chen & Cherry, 2014)", choices=sb.BLEU_SMOOTHING),
         "smooth_value": Option(float, None, "value for floor / add-k smoothing (None: sacrebleu's default)", optional=True),
         "max_ngram_order": Option(int, 4, "largest n-gram order N", minimum=1),
         "effective_order": Option(bool, False, "drop orders with no n-grams (use for sentence-level BLEU)"),
@@ -59,20 +59,22 @@ class BLEU(Metric):
     STATS_FIELDS = ("hyp_len", "ref_len", "correct_1", "correct_2", "correct_3", "correct_4",
                     "total_1", "total_2", "total_3", "total_4")
 
+    def fields(self) -> Tuple[str, ...]:
+        n = self.options["max_ngram_order"]
+        return ("hyp_len", "ref_len") + tuple(f"correct_{i}" for i in range(1, n + 1)) + tuple(
+            f"total_{i}" for i in range(1, n + 1))
+
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
         n = o["max_ngram_order"]
-        self.stats_fields = ("hyp_len", "ref_len") + tuple(f"correct_{i}" for i in range(1, n + 1)) + tuple(
-            f"total_{i}" for i in range(1, n + 1))
-        self._sacre = _SacreBLEU(tokenize=o["tokenize"], lowercase=o["lowercase"], smooth_method=o["smooth_method"],
+        self._sacre = sb.BLEU(tokenize=o["tokenize"], lowercase=o["lowercase"], smooth_method=o["smooth_method"],
                                  smooth_value=o["smooth_value"], max_ngram_order=n,
                                  effective_order=o["effective_order"])
         tokenizer = self._sacre.tokenizer
         self._split = tokens_13a if o["tokenize"] == "13a" else lambda s: tokenizer(s).split()
         self._order = n
         self._cache: LRUCache = LRUCache(o["cache_size"])
-        self.nrefs = RefCounter()
         self._block_refs: Tuple[tuple, list] = ((), [])  # the last block's references, tokenized
 
     def _tokens(self, sentence: str) -> List[str]:
@@ -85,15 +87,8 @@ class BLEU(Metric):
         tables = [ngram_table(t, self._order) for t in tokenized]
         return (tables[0] if len(tables) == 1 else max_merge(tables)), [len(t) for t in tokenized]
 
-    def stats(self, hypothesis: str, references: Sequence[str]) -> List[int]:
+    def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """``[hyp_len, ref_len, correct_1..N, total_1..N]`` for one segment."""
-        if type(hypothesis) is not str:
-            check_hypothesis(self.name, hypothesis)
-        if type(references) is list and len(references) == 1 and type(references[0]) is str:
-            refs: Tuple[str, ...] = (references[0],)  # the common case, without the general checks
-        else:
-            refs = reference_tuple(self.name, references)
-        self.nrefs.add(len(refs))
         ref_counts, ref_lens = self._cache.get_or_compute(refs, self._reference_info)
         tokens = self._tokens(hypothesis)
         hyp_len = len(tokens)
@@ -103,11 +98,10 @@ class BLEU(Metric):
         out += [hyp_len - n if hyp_len > n else 0 for n in range(order)]
         return out
 
-    def corpus_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[int]]:
-        """The ``stats`` rows of every segment, computed a block of segments at a time with numpy."""
-        return batched_corpus_stats(self, hypotheses, references, self._block_stats)
-
-    def _block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
+    def block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> List[List[int]]:
+        """The ``segment_stats`` rows of a block of segments, computed at once with numpy."""
+        if not hyps:
+            return []
         ref_key = tuple(map(tuple, refs))
         if self._block_refs[0] != ref_key:  # several systems against the same references tokenize them once
             self._block_refs = (ref_key, [[self._tokens(r) for r in stream] for stream in refs])
@@ -121,18 +115,16 @@ class BLEU(Metric):
             ref_len = ref_lens[np.arange(segments), rank.argmin(axis=1)]
         correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
         totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
-        return np.column_stack([hyp_len, ref_len] + correct + totals)
+        return np.column_stack([hyp_len, ref_len] + correct + totals).tolist()
 
-    def score(self, stats: Sequence[float]) -> float:
+    def score_from_stats(self, stats: List[Any]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""
-        self.check_stats(stats)
         n = self._order
         values = [_as_number(v) for v in stats]
-        result = _SacreBLEU.compute_bleu(
+        return sb.compute_bleu(
             correct=values[2:2 + n], total=values[2 + n:], sys_len=int(values[0]), ref_len=int(values[1]),
             smooth_method=self.options["smooth_method"], smooth_value=self.options["smooth_value"],
             effective_order=self.options["effective_order"], max_ngram_order=n)
-        return result.score
 
     def score_many(self, sums: Any) -> Any:
         """BLEU of every row of a matrix of summed stats (vectorized; for resampling tests)."""
@@ -141,6 +133,6 @@ class BLEU(Metric):
         o = self.options
         return bleu_scores(sums, self._order, o["smooth_method"], o["smooth_value"], o["effective_order"])
 
-    def signature(self) -> str:
+    def signature(self, nrefs: Optional[int] = None) -> str:
         """sacrebleu's BLEU signature, e.g. ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``."""
-        return self.nrefs.signature(self._sacre)
+        return sb.signature(self._sacre, nrefs)

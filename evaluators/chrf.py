@@ -18,23 +18,22 @@ ref > 0 (or, with ``eps_smoothing``, per-order F-scores are averaged with eps = 
 
 N-grams are counted as tuples of characters / words (equal exactly when sacrebleu's substrings
 and space-joined words are equal) with C-level counting, which is faster than sacrebleu's lists.
-``corpus_stats`` computes the same rows for blocks of segments at once with
+``block_stats`` computes the same rows for blocks of segments at once with
 :mod:`evalpipe.evaluators.ngram_batch` (numpy).
 """
 from __future__ import annotations
 
 from collections import _count_elements
-from typing import Any, Iterable, List, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
-from sacrebleu.metrics.chrf import CHRF as _SacreCHRF
 
 from evalpipe.evaluators import ngram_batch
+from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import Counts, clipped
-from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
-from evalpipe.sufficient_stats.base import Metric, Option, batched_corpus_stats
 from evalpipe.sufficient_stats.cache import LRUCache
-from evalpipe.sufficient_stats.nrefs import RefCounter
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
 
 Side = Tuple[List[Counts], List[int]]  # per-order counts and per-order totals
 
@@ -65,16 +64,18 @@ class ChrF(Metric):
     }
     STATS_FIELDS = tuple(f"c{n}_{k}" for n in range(1, 7) for k in ("hyp", "ref", "match"))
 
+    def fields(self) -> Tuple[str, ...]:
+        o = self.options
+        return tuple(f"c{n}_{k}" for n in range(1, o["char_order"] + 1) for k in ("hyp", "ref", "match")) \
+            + tuple(f"w{n}_{k}" for n in range(1, o["word_order"] + 1) for k in ("hyp", "ref", "match"))
+
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
-        self.stats_fields = tuple(f"c{n}_{k}" for n in range(1, o["char_order"] + 1) for k in ("hyp", "ref", "match")) \
-            + tuple(f"w{n}_{k}" for n in range(1, o["word_order"] + 1) for k in ("hyp", "ref", "match"))
-        self._sacre = _SacreCHRF(char_order=o["char_order"], word_order=o["word_order"], beta=o["beta"],
+        self._sacre = sb.CHRF(char_order=o["char_order"], word_order=o["word_order"], beta=o["beta"],
                                  lowercase=o["lowercase"], whitespace=o["whitespace"],
                                  eps_smoothing=o["eps_smoothing"])
         self._cache: LRUCache = LRUCache(o["cache_size"])
-        self.nrefs = RefCounter()
 
     def _side(self, text: str) -> Side:
         o = self.options
@@ -83,18 +84,15 @@ class ChrF(Metric):
         chars = text if o["whitespace"] else "".join(text.split())
         counts, totals = _counts(chars, o["char_order"])
         if o["word_order"]:
-            wc, wt = _counts(self._sacre._remove_punctuation(text), o["word_order"])
+            wc, wt = _counts(sb.remove_punctuation(self._sacre, text), o["word_order"])
             counts, totals = counts + wc, totals + wt
         return counts, totals
 
     def _references(self, refs: Tuple[str, ...]) -> List[Side]:
         return [self._side(r) for r in refs]
 
-    def stats(self, hypothesis: str, references: Sequence[str]) -> List[int]:
+    def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """Per-order ``[hyp, ref, match]`` triples of the best-matching reference."""
-        check_hypothesis(self.name, hypothesis)
-        refs = reference_tuple(self.name, references)
-        self.nrefs.add(len(refs))
         hyp = self._side(hypothesis)
         per_ref = (self._triples(hyp, ref) for ref in self._cache.get_or_compute(refs, self._references))
         return next(per_ref) if len(refs) == 1 else self._best_reference(per_ref)
@@ -111,16 +109,15 @@ class ChrF(Metric):
         best: List[int] = []
         best_f = -1.0
         for stats in candidates:
-            f = self._sacre._compute_f_score(stats)
+            f = sb.chrf_f_score(self._sacre, stats)
             if f > best_f:
                 best_f, best = f, stats
         return best
 
-    def corpus_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[int]]:
-        """The ``stats`` rows of every segment, computed a block of segments at a time with numpy."""
-        return batched_corpus_stats(self, hypotheses, references, self._block_stats)
-
-    def _block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
+    def block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> List[List[int]]:
+        """The ``segment_stats`` rows of a block of segments, computed at once with numpy."""
+        if not hyps:
+            return []
         o = self.options
         texts = [list(hyps)] + [list(stream) for stream in refs]
         if o["lowercase"]:
@@ -129,13 +126,13 @@ class ChrF(Metric):
         columns: List[list] = [[] for _ in refs]
         self._add_orders(ngram_batch.layout_chars(chars), o["char_order"], columns)
         if o["word_order"]:
-            words = [[self._sacre._remove_punctuation(t) for t in stream] for stream in texts]
+            words = [[sb.remove_punctuation(self._sacre, t) for t in stream] for stream in texts]
             self._add_orders(ngram_batch.layout_ids(words), o["word_order"], columns)
         per_ref = [np.column_stack(c) for c in columns]
-        if len(per_ref) == 1:
-            return per_ref[0]
         rows = [m.tolist() for m in per_ref]
-        return np.array([self._best_reference(r[i] for r in rows) for i in range(len(hyps))], dtype=np.int64)
+        if len(rows) == 1:
+            return rows[0]
+        return [self._best_reference(r[i] for r in rows) for i in range(len(hyps))]
 
     @staticmethod
     def _add_orders(streams: "ngram_batch.Streams", max_order: int, columns: List[list]) -> None:
@@ -145,10 +142,9 @@ class ChrF(Metric):
                 ref_total = ngram_batch.ngram_totals(streams.lengths[:, k + 1], n)
                 columns[k] += [np.where(ref_total > 0, hyp_total, 0), ref_total, matches[:, k]]
 
-    def score(self, stats: Sequence[float]) -> float:
+    def score_from_stats(self, stats: List[Any]) -> float:
         """chrF (0-100) from summed stats, by ``sacrebleu.CHRF``."""
-        self.check_stats(stats)
-        return self._sacre._compute_score_from_stats([v.item() if hasattr(v, "item") else v for v in stats]).score
+        return sb.score_from_stats(self._sacre, stats)
 
     def score_many(self, sums: Any) -> Any:
         """chrF of every row of a matrix of summed stats (vectorized; for resampling tests)."""
@@ -157,6 +153,6 @@ class ChrF(Metric):
         o = self.options
         return chrf_scores(sums, o["char_order"] + o["word_order"], o["beta"], o["eps_smoothing"])
 
-    def signature(self) -> str:
+    def signature(self, nrefs: Optional[int] = None) -> str:
         """sacrebleu's chrF signature, e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0``."""
-        return self.nrefs.signature(self._sacre)
+        return sb.signature(self._sacre, nrefs)

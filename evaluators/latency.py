@@ -22,33 +22,36 @@ Options:
 
 Formulas and sources: :mod:`evalpipe.evaluators.latency_formulas`.
 
-Protocol form: ``SCORE ||| SOURCE_LENGTH ||| REFERENCE ||| DELAYS [||| ELAPSED]`` (the reference
-may be empty when the configuration does not use it).  Combined with a quality metric (e.g.
-``bleu-0.1*al``): ``SCORE ||| SOURCE_LENGTH ||| REFERENCE ||| DELAYS ||| HYPOTHESIS``.
+A segment is a :class:`~evalpipe.sufficient_stats.segments.SimulHypothesis` (delays, source length,
+elapsed times, text) with at most one reference.  ``block_stats`` (the corpus path of every engine,
+``score-corpus --instances`` and the simultaneous server) computes AL, LAAL, DAL and AP of a whole
+block with numpy, bit-identical per sentence to ``segment_stats`` and to SimulEval 1.1.4.  The
+protocol's wire form is parsed in :mod:`evalpipe.protocol.requests`, SimulEval records in
+:mod:`evalpipe.simul.records`.
 """
 from __future__ import annotations
 
-import json
-from typing import Any, ClassVar, Dict, List, Optional, Sequence
+import math
+from operator import is_
+from typing import Any, ClassVar, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalpipe.errors import InputError, OptionError
 from evalpipe.evaluators import latency_formulas as F
-from evalpipe.sufficient_stats.base import Metric, Option, OptionError
-from evalpipe.sufficient_stats.vectors import parse_number
+from evalpipe.evaluators.word_counts import word_counts
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
+from evalpipe.sufficient_stats.segments import SimulHypothesis
 
-
-def _numbers(text: str, what: str) -> List[float]:
-    try:
-        return [parse_number(t) for t in text.split()]
-    except ValueError as exc:
-        raise ValueError(f"{what}: {exc}") from None
+EMPTY = [0, 0, 1]
 
 
 class LatencyMetric(Metric):
     """Base of the latency plugins (layout, options and rules in the module docstring)."""
 
-    is_latency: ClassVar[bool] = True
+    hypothesis_kind = "simul"
+    min_references, max_references = 0, 1
     higher_is_better = False
     OPTIONS = {
         "convention": Option(str, "simuleval", "simuleval (SimulEval 1.1) or iwslt2020 (IWSLT 2020 server)",
@@ -60,9 +63,10 @@ class LatencyMetric(Metric):
     STATS_FIELDS = ("value_sum", "scored", "empty")
     uses_reference: ClassVar[bool] = True
     label: ClassVar[str] = ""
-    #: (hypothesis, references) pairs for the plugin contract tests: DELAYS, [SOURCE_LENGTH, REFERENCE]
-    CONTRACT_EXAMPLES = [("3 4 5 6 6", ["6", "a b c d e"]), ("1 2 2 3", ["3", "x y z"]), ("", ["4", "p q"]),
-                         ("5 5", ["5", "one two three"]), ("2 3 4", ["4", "u v w x"])]
+    #: (hypothesis, references) pairs for the plugin contract tests
+    CONTRACT_EXAMPLES = [(SimulHypothesis([3, 4, 5, 6, 6], 6), ["a b c d e"]),
+                         (SimulHypothesis([1, 2, 2, 3], 3), ["x y z"]), (SimulHypothesis([], 4), ["p q"]),
+                         (SimulHypothesis([5, 5], 5), ["one two three"]), (SimulHypothesis([2, 3, 4], 4), ["u v w x"])]
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -73,52 +77,35 @@ class LatencyMetric(Metric):
         if o["convention"] == "iwslt2020" and o["unit"] != "text":
             raise OptionError(f"{self.name}: the iwslt2020 convention is defined for text; got unit={o['unit']}")
 
-    # -- inputs --------------------------------------------------------------------------------
-    def instance_stats(self, instance: Dict[str, Any]) -> List[float]:
-        """Stats of one SimulEval instance (``delays``, ``source_length``, ``reference``, ``elapsed``)."""
-        for key in ("delays", "source_length"):
-            if key not in instance:
-                raise ValueError(f"{self.name}: expected an instance with {key!r}; got keys {sorted(instance)}")
-        delays = instance.get("elapsed") if self.options["computation_aware"] else instance["delays"]
-        if self.options["computation_aware"] and delays is None:
-            raise ValueError(f"{self.name}: computation_aware needs 'elapsed' in the instance")
-        return self.sentence_stats(float(instance["source_length"]), instance.get("reference"), list(delays or []))
+    # -- one segment ---------------------------------------------------------------------------
+    def _delays(self, hyp: SimulHypothesis) -> Sequence[float]:
+        if not (isinstance(hyp.source_length, (int, float)) and math.isfinite(hyp.source_length)
+                and hyp.source_length > 0):
+            raise InputError(f"{self.name}: expected the source length to be one positive number, "
+                             f"got {hyp.source_length!r}")
+        if not self.options["computation_aware"]:
+            return hyp.delays
+        if hyp.elapsed is None:
+            raise InputError(f"{self.name}: computation_aware needs the elapsed times of the hypothesis")
+        return hyp.elapsed
 
-    def item_stats(self, item: Any) -> List[float]:
-        return self.instance_stats(item)
+    def segment_stats(self, hypothesis: SimulHypothesis, references: Tuple[str, ...]) -> List[Any]:
+        """``[value, 1, 0]`` for a sentence, ``[0, 0, 1]`` for an empty hypothesis."""
+        delays = list(self._delays(hypothesis))
+        if not delays:
+            return list(EMPTY)
+        if any(b < a for a, b in zip(delays, delays[1:])) or not all(map(math.isfinite, delays)):
+            raise InputError(f"{self.name}: expected finite non-decreasing delays, got {delays[:8]}...")
+        reference = references[0] if references else None
+        return [self.value(float(hypothesis.source_length), reference, delays), 1, 0]
 
-    def protocol_stats(self, fields: Sequence[str]) -> List[float]:
-        if len(fields) not in (3, 4):
-            raise ValueError(f"{self.name}: SCORE expects SOURCE_LENGTH ||| REFERENCE ||| DELAYS [||| ELAPSED]; "
-                             f"got {len(fields)} field(s)")
-        return self.simul_stats(fields[0], fields[1], fields[2], fields[3] if len(fields) == 4 else None)
+    def value(self, src_len: float, reference: Optional[str], delays: List[float]) -> float:
+        raise NotImplementedError(f"{type(self).__name__} must implement value()")
 
-    def simul_stats(self, source_length: str, reference: str, delays: str, elapsed: Optional[str] = None,
-                    hypothesis: Optional[str] = None) -> List[float]:
-        """Stats from the text fields of a simultaneous SCORE request."""
-        src = _numbers(source_length, "SOURCE_LENGTH")
-        if len(src) != 1 or src[0] <= 0:
-            raise ValueError(f"{self.name}: expected SOURCE_LENGTH to be one positive number, got {source_length!r}")
-        values = _numbers(delays, "DELAYS")
-        if self.options["computation_aware"]:
-            if elapsed is None:
-                raise ValueError(f"{self.name}: computation_aware expects an ELAPSED field after DELAYS")
-            values = _numbers(elapsed, "ELAPSED")
-        return self.sentence_stats(src[0], reference, values)
-
-    def stats(self, hypothesis: str, references: Sequence[str]) -> List[float]:
-        """Text-API form of :meth:`protocol_stats`: ``hypothesis`` = DELAYS, ``references`` =
-        ``[SOURCE_LENGTH, REFERENCE]``."""
-        if isinstance(references, str) or len(references) != 2:
-            raise ValueError(f"{self.name}: expected references = [SOURCE_LENGTH, REFERENCE] and hypothesis = DELAYS "
-                             f"(at least one reference field is needed)")
-        return self.simul_stats(references[0], references[1], hypothesis)
-
-    # -- the computation -----------------------------------------------------------------------
     def reference_length(self, reference: Optional[str]) -> int:
         words = len(reference.split()) if isinstance(reference, str) else 0
         if words == 0:
-            raise ValueError(f"{self.name} with target_length={self.options['target_length']} needs a reference; "
+            raise InputError(f"{self.name} with target_length={self.options['target_length']} needs a reference; "
                              f"got {'none' if reference is None else 'an empty one'} "
                              f"(use -o target_length=hypothesis to score without one)")
         return words
@@ -130,45 +117,50 @@ class LatencyMetric(Metric):
         ref_len = self.reference_length(reference)
         return ref_len if mode == "reference" else max(ref_len, hyp_len)
 
-    def sentence_stats(self, src_len: float, reference: Optional[str], delays: List[float]) -> List[float]:
-        """``[value, 1, 0]`` for a sentence, ``[0, 0, 1]`` for an empty hypothesis."""
-        if not delays:
-            return [0, 0, 1]
-        if any(b < a for a, b in zip(delays, delays[1:])):
-            raise ValueError(f"{self.name}: expected non-decreasing delays, got {delays[:8]}...")
-        return [self.value(src_len, reference, delays), 1, 0]
+    # -- a block of segments -------------------------------------------------------------------
+    batched: ClassVar[bool] = False  # True where batch_values is implemented with numpy
 
-    def value(self, src_len: float, reference: Optional[str], delays: List[float]) -> float:
-        raise NotImplementedError(f"{type(self).__name__} must implement value()")
+    def block_stats(self, hypotheses: Sequence[SimulHypothesis], references: Sequence[Sequence[str]]) -> List[list]:
+        """Rows of a block: the numpy path (:meth:`batch_values`) for the SimulEval convention where
+        implemented, bit-identical per sentence to :meth:`segment_stats`."""
+        if not self.batched or self.options["convention"] != "simuleval":
+            return super().block_stats(hypotheses, references)
+        delays = [self._delays(h) for h in hypotheses]
+        kept = [i for i, d in enumerate(delays) if len(d)]
+        if not kept:
+            return [list(EMPTY) for _ in hypotheses]
+        sub = delays if len(kept) == len(delays) else [delays[i] for i in kept]
+        refs = [references[0][i] if references else None for i in kept]
+        src = np.array([float(hypotheses[i].source_length) for i in kept])
+        values = self.batch_values(_columns(sub), src, refs).tolist()
+        rows = [list(EMPTY) for _ in hypotheses]
+        for i, v in zip(kept, values):
+            rows[i] = [v, 1, 0]
+        return rows
 
-    def batch_values(self, src_lens: np.ndarray, references: Sequence[Optional[str]],
-                     delays: Sequence[List[float]], flat: Optional["F.Columns"] = None,
-                     ref_lens: Optional[np.ndarray] = None) -> np.ndarray:
-        """Per-sentence values of many non-empty sentences (numpy where implemented).  ``flat``
-        and ``ref_lens`` (reference word counts) may be passed in to share them between metrics."""
-        return np.array([self.value(s, r, d) for s, r, d in zip(src_lens, references, delays)], dtype=np.float64)
+    def batch_values(self, columns: "F.Columns", src: np.ndarray, references: List[Optional[str]]) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} has no batched path")
 
-    def batch_target_lengths(self, references, delays, ref_lens=None) -> np.ndarray:
-        mode = self.options["target_length"]
-        hyp = _hypothesis_lengths(delays)
+    def batch_target_lengths(self, columns: "F.Columns", references: List[Optional[str]],
+                             mode: Optional[str] = None) -> np.ndarray:
+        mode = mode or self.options["target_length"]
+        hyp = columns.lengths.astype(np.float64)
         if mode == "hypothesis":
             return hyp
-        if ref_lens is None:
-            ref_lens = np.array([self.reference_length(r) for r in references], dtype=np.float64)
-        elif (ref_lens == 0).any():
+        ref_lens = word_counts(references)
+        if (ref_lens == 0).any():
             self.reference_length(references[int(np.argmax(ref_lens == 0))])  # raises, naming the problem
         return ref_lens if mode == "reference" else np.maximum(ref_lens, hyp)
 
-    def score(self, stats: Sequence[float]) -> float:
+    def score_from_stats(self, stats: List[Any]) -> float:
         """Mean over scored sentences; an error when none was scored."""
-        self.check_stats(stats)
         value_sum, scored, empty = stats
         if scored == 0:
-            raise ValueError(f"{self.name}: no sentence has a non-empty hypothesis ({int(empty)} empty); "
+            raise InputError(f"{self.name}: no sentence has a non-empty hypothesis ({int(empty)} empty); "
                              f"latency is undefined")
         return float(value_sum / scored)
 
-    def signature(self) -> str:
+    def signature(self, nrefs: Optional[int] = None) -> str:
         o = self.options
         return (f"{self.label}|conv:{o['convention']}|unit:{o['unit']}|ca:{'yes' if o['computation_aware'] else 'no'}"
                 f"|tgt:{o['target_length'] if self.uses_reference else 'hyp'}|evalpipe")
@@ -177,16 +169,24 @@ class LatencyMetric(Metric):
         return F.iwslt2020_inputs(delays, src_len)
 
 
-def _hypothesis_lengths(delays: Any) -> np.ndarray:
-    if isinstance(delays, F.Columns):
-        return delays.lengths.astype(np.float64)
-    return np.fromiter(map(len, delays), dtype=np.float64, count=len(delays))
+_LAST_COLUMNS: List[Any] = [(), None]  # the delays of the last block and their layout, shared by metrics
+
+
+def _columns(delays: List[Sequence[float]]) -> "F.Columns":
+    """The :class:`Columns` layout of a block of delay lists, reused when the next metric scores the
+    same lists (the same objects) -- AL, LAAL, DAL and AP of one corpus lay it out once."""
+    last, columns = _LAST_COLUMNS
+    if len(last) == len(delays) and all(map(is_, last, delays)):
+        return columns
+    columns = F.Columns(delays)
+    _LAST_COLUMNS[:] = [delays, columns]
+    return columns
 
 
 class AP(LatencyMetric):
     """Average Proportion: sum of delays / (|X| |Y|)."""
 
-    name, label = "ap", "AP"
+    name, label, batched = "ap", "AP", True
 
     def value(self, src_len, reference, delays):
         if self.options["convention"] == "iwslt2020":
@@ -194,17 +194,14 @@ class AP(LatencyMetric):
             return F.average_proportion(d, src, len(d))
         return F.average_proportion(delays, src_len, self.target_length(reference, len(delays)))
 
-    def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
-        if self.options["convention"] != "simuleval":
-            return super().batch_values(src_lens, references, delays)
-        tgt = self.batch_target_lengths(references, flat or delays, ref_lens)
-        return F.batch_average_proportion(flat or delays, np.asarray(src_lens, dtype=np.float64), tgt)
+    def batch_values(self, columns, src, references):
+        return F.batch_average_proportion(columns, src, self.batch_target_lengths(columns, references))
 
 
 class AL(LatencyMetric):
     """Average Lagging (STACL)."""
 
-    name, label = "al", "AL"
+    name, label, batched = "al", "AL", True
 
     def value(self, src_len, reference, delays):
         if self.options["convention"] == "iwslt2020":
@@ -212,11 +209,8 @@ class AL(LatencyMetric):
             return F.average_lagging(d, src, len(d))
         return F.average_lagging(delays, src_len, self.target_length(reference, len(delays)))
 
-    def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
-        if self.options["convention"] != "simuleval":
-            return super().batch_values(src_lens, references, delays)
-        tgt = self.batch_target_lengths(references, flat or delays, ref_lens)
-        return F.batch_average_lagging(flat or delays, np.asarray(src_lens, dtype=np.float64), tgt)
+    def batch_values(self, columns, src, references):
+        return F.batch_average_lagging(columns, src, self.batch_target_lengths(columns, references))
 
 
 class LAAL(AL):
@@ -227,17 +221,14 @@ class LAAL(AL):
     def target_length(self, reference, hyp_len):
         return max(hyp_len, self.reference_length(reference))
 
-    def batch_target_lengths(self, references, delays, ref_lens=None):
-        hyp = _hypothesis_lengths(delays)
-        if ref_lens is None or (ref_lens == 0).any():
-            ref_lens = np.array([self.reference_length(r) for r in references], dtype=np.float64)
-        return np.maximum(ref_lens, hyp)
+    def batch_values(self, columns, src, references):
+        return F.batch_average_lagging(columns, src, self.batch_target_lengths(columns, references, "max"))
 
 
 class DAL(LatencyMetric):
     """Differentiable Average Lagging (|Y| = hypothesis length)."""
 
-    name, label = "dal", "DAL"
+    name, label, batched = "dal", "DAL", True
     uses_reference = False
 
     def value(self, src_len, reference, delays):
@@ -246,10 +237,8 @@ class DAL(LatencyMetric):
             return F.differentiable_average_lagging(d, src)
         return F.differentiable_average_lagging(delays, src_len)
 
-    def batch_values(self, src_lens, references, delays, flat=None, ref_lens=None):
-        if self.options["convention"] != "simuleval":
-            return super().batch_values(src_lens, references, delays)
-        return F.batch_differentiable_average_lagging(flat or delays, np.asarray(src_lens, dtype=np.float64))
+    def batch_values(self, columns, src, references):
+        return F.batch_differentiable_average_lagging(columns, src)
 
 
 class StartOffset(LatencyMetric):
@@ -286,50 +275,19 @@ class ATD(LatencyMetric):
     name, label = "atd", "ATD"
     uses_reference = False
 
-    def instance_stats(self, instance):
-        delays = list(instance.get("delays") or [])
+    def segment_stats(self, hypothesis: SimulHypothesis, references: Tuple[str, ...]) -> List[Any]:
+        delays = list(hypothesis.delays)
         if not delays:
-            return [0, 0, 1]
+            return list(EMPTY)
         compute = [0.0] * len(delays)
         if self.options["computation_aware"]:
-            elapsed = instance.get("elapsed")
+            elapsed = hypothesis.elapsed
             if not elapsed:
-                raise ValueError(f"{self.name}: computation_aware needs 'elapsed' in the instance")
+                raise InputError(f"{self.name}: computation_aware needs the elapsed times of the hypothesis")
             if list(elapsed) != [0] * len(delays):
                 spent = [e - d for e, d in zip(elapsed, delays)]
                 compute = [a - b for a, b in zip(spent, [0] + spent[:-1])]
             else:
                 compute = list(elapsed)
-        return [self._atd(delays, compute), 1, 0]
-
-    def simul_stats(self, source_length, reference, delays, elapsed=None, hypothesis=None):
-        instance = {"delays": _numbers(delays, "DELAYS"), "source_length": _numbers(source_length, "SOURCE_LENGTH")}
-        if elapsed is not None:
-            instance["elapsed"] = _numbers(elapsed, "ELAPSED")
-        return self.instance_stats(instance)
-
-    def value(self, src_len, reference, delays):
-        return self._atd(delays, [0.0] * len(delays))
-
-    def _atd(self, delays, compute):
         text = self.options["unit"] == "text"
-        return F.average_token_delay(delays, compute, 1 if text else 300, 1 if text else 0, text)
-
-
-def read_instances(path: str) -> List[Dict[str, Any]]:
-    """The records of a SimulEval ``instances.log`` (JSON lines); errors name the line."""
-    out = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: expected a JSON object, {exc}") from None
-            if not isinstance(record, dict) or "delays" not in record:
-                raise ValueError(f"{path}, line {number}: expected a SimulEval instance with 'delays'")
-            out.append(record)
-    if not out:
-        raise ValueError(f"{path} holds no instances")
-    return out
+        return [F.average_token_delay(delays, compute, 1 if text else 300, 1 if text else 0, text), 1, 0]

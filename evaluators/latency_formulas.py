@@ -25,6 +25,8 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
+from evalpipe.errors import InputError
+
 
 def average_lagging(delays: Sequence[float], src_len: float, tgt_len: float) -> float:
     """AL of one sentence (see the module docstring)."""
@@ -119,7 +121,7 @@ class Columns:
         self.lengths = np.fromiter(map(len, delays), dtype=np.int64, count=len(delays))
         count = len(self.lengths)
         if count and self.lengths.min() == 0:
-            raise ValueError("batched latency needs at least one delay per sentence")
+            raise InputError("batched latency needs at least one delay per sentence")
         total = int(self.lengths.sum())
         values = np.fromiter(chain.from_iterable(delays), dtype=np.float64, count=total)
         self.order = np.argsort(-self.lengths, kind="stable")
@@ -137,11 +139,11 @@ class Columns:
             back = self.column(i) < self.column(i - 1)[:self.alive[i]]
             if back.any():
                 sentence = int(self.order[int(np.argmax(back))])
-                raise ValueError(f"expected non-decreasing delays; sentence {sentence + 1} has "
+                raise InputError(f"expected non-decreasing delays; sentence {sentence + 1} has "
                                  f"{list(delays[sentence])[:i + 2]}...")
         if not np.isfinite(values).all():
             sentence = int(np.repeat(np.arange(count), self.lengths)[np.argmin(np.isfinite(values))])
-            raise ValueError(f"expected finite delays; sentence {sentence + 1} has {list(delays[sentence])[:8]}")
+            raise InputError(f"expected finite delays; sentence {sentence + 1} has {list(delays[sentence])[:8]}")
 
     def column(self, i: int) -> np.ndarray:
         """The ``i``-th delay (0-based) of ranks ``0 .. alive[i] - 1``."""

@@ -12,12 +12,12 @@ references of unequal length the two totals can differ in the last bit.
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from typing import Any, List, Optional, Tuple
 
-from sacrebleu.metrics.ter import TER as _SacreTER
-
-from evalpipe.evaluators.sacrebleu_wrap import SacrebleuSegments
-from evalpipe.sufficient_stats.base import Metric, Option
+from evalpipe.evaluators import sacrebleu_api as sb
+from evalpipe.sufficient_stats.cache import LRUCache
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
 
 
 class TER(Metric):
@@ -37,19 +37,19 @@ class TER(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
-        sacre = _SacreTER(normalized=o["normalized"], no_punct=o["no_punct"], asian_support=o["asian_support"],
-                          case_sensitive=o["case_sensitive"])
-        self._seg = SacrebleuSegments(self.name, sacre, o["cache_size"])
+        self._sacre = sb.TER(normalized=o["normalized"], no_punct=o["no_punct"], asian_support=o["asian_support"],
+                             case_sensitive=o["case_sensitive"])
+        self._cache: LRUCache = LRUCache(o["cache_size"])
 
-    def stats(self, hypothesis: str, references: Sequence[str]) -> List[float]:
-        """``[num_edits, average reference length]`` for one segment."""
-        return self._seg.stats(hypothesis, references)
+    def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[Any]:
+        """``[num_edits, average reference length]`` for one segment, by sacrebleu's own methods."""
+        info = self._cache.get_or_compute(refs, lambda r: sb.reference_info(self._sacre, r))
+        return sb.segment_statistics(self._sacre, hypothesis, info)
 
-    def score(self, stats: Sequence[float]) -> float:
+    def score_from_stats(self, stats: List[Any]) -> float:
         """TER (0-100) from summed stats, by ``sacrebleu.TER``."""
-        self.check_stats(stats)
-        return self._seg.score(stats)
+        return sb.score_from_stats(self._sacre, stats)
 
-    def signature(self) -> str:
+    def signature(self, nrefs: Optional[int] = None) -> str:
         """sacrebleu's TER signature, e.g. ``nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0``."""
-        return self._seg.signature()
+        return sb.signature(self._sacre, nrefs)

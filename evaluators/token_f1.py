@@ -19,10 +19,10 @@ An empty corpus scores 0.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
-from evalpipe.evaluators.refs import check_hypothesis, reference_tuple
-from evalpipe.sufficient_stats.base import Metric, Option
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
 
 
 def _f1(overlap: float, n_pred: float, n_ref: float) -> float:
@@ -37,12 +37,12 @@ def _f1(overlap: float, n_pred: float, n_ref: float) -> float:
 def _tokenizer(name: str) -> Callable[[str], List[str]]:
     if name == "whitespace":
         return str.split
-    from sacrebleu.metrics.bleu import _get_tokenizer
-
     if name == "13a":
-        from evalpipe.evaluators.tokenize_13a import tokenize_13a
-        return lambda s: tokenize_13a(s).split()
-    tok = _get_tokenizer(name)()
+        from evalpipe.evaluators.tokenize_13a import tokens_13a
+        return tokens_13a
+    from evalpipe.evaluators.sacrebleu_api import tokenizer
+
+    tok = tokenizer(name)
     return lambda s: tok(s).split()
 
 
@@ -75,24 +75,21 @@ class TokenF1(Metric):
         n_pred, n_ref = sum(pred.values()), sum(ref.values())
         return _f1(overlap, n_pred, n_ref), overlap, n_pred, n_ref
 
-    def stats(self, hypothesis: str, references: Sequence[str]) -> List[float]:
+    def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[float]:
         """``[f1, 1, overlap, |pred|, |ref|]`` against the best reference."""
-        check_hypothesis(self.name, hypothesis)
-        refs = reference_tuple(self.name, references)
         pred = self._bag(hypothesis)
         best = max((self._against(pred, self._bag(r)) for r in refs), key=lambda t: t[0])
         f1, overlap, n_pred, n_ref = best
         return [f1, 1, overlap, n_pred, n_ref]
 
-    def score(self, stats: Sequence[float]) -> float:
+    def score_from_stats(self, stats: List[float]) -> float:
         """Mean sentence F1 (macro) or pooled F1 (micro), in [0, 1]."""
-        self.check_stats(stats)
         f1_sum, segments, overlap, n_pred, n_ref = stats
         if self.options["average"] == "micro":
             return 0.0 if segments == 0 else float(_f1(overlap, n_pred, n_ref))
         return float(f1_sum / segments) if segments else 0.0
 
-    def signature(self) -> str:
+    def signature(self, nrefs: Optional[int] = None) -> str:
         o = self.options
         return (f"avg:{o['average']}|inter:{o['intersection']}|case:{'lc' if o['lowercase'] else 'mixed'}"
                 f"|tok:{o['tokenize']}|evalpipe")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_LOG_ZERO = -9999999999.0  # sacrebleu.utils.my_log(0)
+from evalpipe.evaluators.sacrebleu_api import LOG_ZERO as _LOG_ZERO
 
 
 def _log(x: np.ndarray) -> np.ndarray:

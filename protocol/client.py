@@ -1,46 +1,82 @@
-"""A Python client for tuners: starts ``evalpipe serve METRIC`` and talks to it over a pipe."""
+"""A Python client for tuners: starts ``evalpipe serve METRIC`` and talks to it over a pipe.
+
+Requests are synchronous: one line out, one line in.  With ``timeout=SECONDS`` a reply that does not
+come in time raises :class:`~evalpipe.errors.ProtocolTimeout` (a ``TimeoutError``) naming the
+request, and the server is stopped (its later replies could no longer be matched to requests).  A
+server that died raises :class:`~evalpipe.errors.ProtocolError` with its exit code.
+"""
 from __future__ import annotations
 
+import os
+import selectors
 import subprocess
 import sys
+import time
 from typing import Any, Dict, List, Optional, Sequence
 
+from evalpipe.errors import ProtocolError, ProtocolTimeout
 from evalpipe.protocol.codec import ERROR_PREFIX
 from evalpipe.sufficient_stats.vectors import format_stats, parse_stats
 
 
-class ProtocolError(RuntimeError):
-    """The server answered ``ERROR ||| ...`` or went away."""
+def _shown(line: str) -> str:
+    return repr(line if len(line) <= 80 else line[:77] + "...")
 
 
 class Client:
-    """``Client("bleu", {"tokenize": "intl"})``: ``score(hyp, refs)`` -> stats, ``evaluate(stats)`` -> float.
-
-    Use as a context manager, or call :meth:`close`.  Requests are synchronous: one line out, one in.
-    """
+    """``Client("bleu", {"tokenize": "intl"}, timeout=30)``: ``score(hyp, refs)`` -> stats,
+    ``evaluate(stats)`` -> float.  Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, metric: str, options: Optional[Dict[str, Any]] = None,
-                 command: Optional[Sequence[str]] = None) -> None:
+                 command: Optional[Sequence[str]] = None, timeout: Optional[float] = None) -> None:
         if command is None:
             command = [sys.executable, "-m", "evalpipe", "serve", metric]
             for key, value in (options or {}).items():
                 command += ["-o", f"{key}={value}"]
-        self.process = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        bufsize=0)
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
+        self.timeout = timeout
+        self.process = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self._buffer = b""
+        self._broken: Optional[str] = None
+
+    def _died(self, request: str) -> ProtocolError:
+        code = self.process.wait()
+        return ProtocolError(f"the server exited with code {code} before answering {_shown(request)}")
+
+    def _read_line(self, request: str) -> bytes:
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        fd = self.process.stdout.fileno()
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and (left <= 0 or not selector.select(left)):
+                    self._broken = f"an earlier request timed out after {self.timeout} s"
+                    self.process.kill()
+                    raise ProtocolTimeout(f"no reply within {self.timeout} s to {_shown(request)}; "
+                                          f"the server was stopped")
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    raise self._died(request)
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
 
     def request(self, line: str) -> str:
         """Send one request line and return the reply line (raises on ``ERROR`` replies)."""
         if "\n" in line or "\r" in line:
             raise ValueError("a request must be a single line (no newline characters)")
+        if self._broken:
+            raise ProtocolError(f"this client cannot be used any more: {self._broken}")
         if self.process.poll() is not None:
-            raise ProtocolError(f"the server exited with code {self.process.returncode}")
-        if self.process.stdin is None or self.process.stdout is None:
-            raise ProtocolError("the server process has no pipes")
-        self.process.stdin.write(line.encode("utf-8") + b"\n")
-        self.process.stdin.flush()
-        reply = self.process.stdout.readline().decode("utf-8").rstrip("\r\n")
-        if not reply and self.process.poll() is not None:
-            raise ProtocolError(f"the server exited with code {self.process.returncode}")
+            raise self._died(line)
+        try:
+            self.process.stdin.write(line.encode("utf-8") + b"\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise self._died(line) from None
+        reply = self._read_line(line).decode("utf-8").rstrip("\r")
         if reply.startswith(ERROR_PREFIX):
             raise ProtocolError(reply[len(ERROR_PREFIX):])
         return reply
@@ -60,7 +96,10 @@ class Client:
 
     def close(self) -> None:
         if self.process.stdin and not self.process.stdin.closed:
-            self.process.stdin.close()
+            try:
+                self.process.stdin.close()
+            except BrokenPipeError:
+                pass
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:

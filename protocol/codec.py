@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import List, NamedTuple, Sequence
 
+from evalpipe.errors import InputError
 from evalpipe.sufficient_stats.vectors import format_stats
 
 SEPARATOR = "|||"
@@ -28,11 +29,11 @@ class Request(NamedTuple):
 
 
 def decode_line(raw: bytes) -> str:
-    """UTF-8 text of one raw line without its line end; ``ValueError`` says where decoding failed."""
+    """UTF-8 text of one raw line without its line end; an :class:`InputError` says where decoding failed."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
+        raise InputError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
                          f"at byte {exc.start}") from None
     return text.rstrip("\r\n")
 

@@ -1,17 +1,19 @@
 """Turning one request line into one reply line (no I/O).
 
-Any failure -- unknown command, missing reference, wrong vector length, non-numeric value, bad
-UTF-8, an exception inside a metric -- becomes an ``ERROR ||| ...`` reply naming what was expected
-and what came, so the serving loop never stops on a bad request.
+A request that cannot be served -- unknown command, missing reference, wrong vector length,
+non-numeric value, bad UTF-8 -- raises an :class:`~evalpipe.errors.EvalpipeError` and gets
+``ERROR ||| message`` naming what was expected and what came.  Any other exception is a bug (in a
+plugin, say): it gets ``ERROR ||| internal error: ...`` and is logged with its traceback at ERROR
+level on stderr.  Either way the serving loop goes on.
 """
 from __future__ import annotations
 
 import logging
-from typing import Union
+from typing import Any, List, Set, Union
 
-from evalpipe.protocol.codec import (decode_line, format_error, format_reply_stats, format_scores,
-                                     parse_request)
-from evalpipe.sufficient_stats.base import Metric
+from evalpipe.errors import EvalpipeError, InputError
+from evalpipe.protocol.codec import decode_line, format_error, format_reply_stats, format_scores, parse_request
+from evalpipe.protocol.requests import score_fields
 from evalpipe.sufficient_stats.vectors import parse_stats
 
 log = logging.getLogger(__name__)
@@ -20,40 +22,47 @@ COMMANDS = ("SCORE", "EVAL", "INFO")
 
 
 class Dispatcher:
-    """Serves SCORE / EVAL / INFO requests for one metric."""
+    """Serves SCORE / EVAL / INFO requests for one metric; remembers the reference counts it saw
+    (the signature's ``nrefs``)."""
 
-    def __init__(self, metric: Metric) -> None:
+    def __init__(self, metric: Any) -> None:
         self.metric = metric
+        self.reference_counts: Set[int] = set()
 
     def handle(self, line: Union[str, bytes]) -> str:
         """The reply line (without line end) for one request line."""
         try:
             text = decode_line(line) if isinstance(line, bytes) else line.rstrip("\r\n")
             return self._dispatch(text)
-        except Exception as exc:  # every failure is one ERROR line; the loop goes on
-            log.debug("request failed", exc_info=True)
-            message = str(exc) or type(exc).__name__
-            return format_error(message)
+        except EvalpipeError as exc:
+            return format_error(str(exc) or type(exc).__name__)
+        except Exception as exc:  # a bug, not bad input: say so, keep the traceback, go on
+            shown = line if len(line) <= 200 else line[:200] + (b"..." if isinstance(line, bytes) else "...")
+            log.error("internal error while serving %r", shown, exc_info=True)
+            return format_error(f"internal error: {type(exc).__name__}: {exc}")
+
+    def nrefs(self) -> Any:
+        """The reference count seen so far: None before any, -1 when it varied."""
+        counts = self.reference_counts
+        return None if not counts else next(iter(counts)) if len(counts) == 1 else -1
 
     def _dispatch(self, text: str) -> str:
         request = parse_request(text)
         command = request.command.upper()
         if command == "SCORE":
-            return format_reply_stats(self.metric.protocol_stats(request.fields))
+            hypothesis, references = score_fields(self.metric, request.fields)
+            stats = self.metric.stats(hypothesis, references)
+            self.reference_counts.add(len(references))
+            return format_reply_stats(stats)
         if command == "EVAL":
-            return self._evaluate(request.fields)
+            return format_scores(self._evaluate(request.fields))
         if command == "INFO":
-            return f"{self.metric.signature()} ||| {' '.join(self.metric.stats_fields)}"
+            return f"{self.metric.signature(self.nrefs())} ||| {' '.join(self.metric.stats_fields)}"
         shown = text if len(text) <= 60 else text[:57] + "..."
-        raise ValueError(f"expected a request starting with {', '.join(COMMANDS)}; got {shown!r}")
+        raise InputError(f"expected a request starting with {', '.join(COMMANDS)}; got {shown!r}")
 
-    def _evaluate(self, fields: list) -> str:
+    def _evaluate(self, fields: List[str]) -> List[float]:
         if not fields or not any(fields):
-            raise ValueError(f"EVAL expects a stats vector of {self.metric.num_stats} numbers "
+            raise InputError(f"EVAL expects a stats vector of {self.metric.num_stats} numbers "
                              f"({' '.join(self.metric.stats_fields)}); got none")
-        scores = []
-        for field in fields:
-            stats = parse_stats(field)
-            self.metric.check_stats(stats)
-            scores.append(self.metric.score(stats))
-        return format_scores(scores)
+        return [self.metric.score(parse_stats(field)) for field in fields]

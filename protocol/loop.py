@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import BinaryIO
 
 from evalpipe.protocol.dispatch import Dispatcher
-from evalpipe.sufficient_stats.base import Metric
+from evalpipe.sufficient_stats.metric import Metric
 
 
 def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO) -> int:

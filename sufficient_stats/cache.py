@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Callable, Generic, Hashable, TypeVar
 
+from evalpipe.errors import OptionError
+
 V = TypeVar("V")
 
 
@@ -23,7 +25,7 @@ class LRUCache(Generic[V]):
 
     def __init__(self, maxsize: int = 4096) -> None:
         if maxsize < 1:
-            raise ValueError(f"cache size must be >= 1, got {maxsize}")
+            raise OptionError(f"cache size must be >= 1, got {maxsize}")
         self.maxsize = maxsize
         self._data: "OrderedDict[Hashable, V]" = OrderedDict()
         self._seen: "OrderedDict[Hashable, None]" = OrderedDict()

@@ -13,9 +13,10 @@ member; a bare ``KEY=VALUE`` goes to every member that has the option (an error 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
-from evalpipe.sufficient_stats.base import Metric, OptionError
+from evalpipe.errors import UsageError
+from evalpipe.sufficient_stats.metric import Metric
 
 _TERM = re.compile(r"\s*([+-]?)\s*(?:(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+)\s*\*\s*)?([A-Za-z_][\w.:]*)\s*")
 
@@ -27,12 +28,12 @@ def parse_spec(spec: str) -> List[Tuple[float, str]]:
     while pos < len(spec):
         m = _TERM.match(spec, pos)
         if not m or m.end() == pos or (terms and not m.group(1)):
-            raise ValueError(f"cannot parse metric combination {spec!r} at position {pos}: "
+            raise UsageError(f"cannot parse metric combination {spec!r} at position {pos}: "
                              f"expected [+|-][WEIGHT*]NAME, got {spec[pos:]!r}")
         terms.append(m.groups())
         pos = m.end()
     if not terms:
-        raise ValueError("empty metric combination")
+        raise UsageError("empty metric combination")
     explicit = any(w for _, w, _ in terms)
     out = []
     for sign, weight, name in terms:
@@ -42,15 +43,16 @@ def parse_spec(spec: str) -> List[Tuple[float, str]]:
     return out
 
 
-def is_combination(name: str) -> bool:
-    """True when ``name`` is a combination spec rather than one metric's name."""
-    from evalpipe.registry import list_metrics
-
-    return any(c in name for c in "+-*") and name not in list_metrics()
+def looks_like_combination(name: str) -> bool:
+    """True when ``name`` has the operators of a combination spec (``+``, ``-`` or ``*``)."""
+    return any(c in name for c in "+-*")
 
 
 class Combination(Metric):
-    """A weighted sum of member metrics over concatenated stats (see the module docstring)."""
+    """A weighted sum of member metrics over concatenated stats (see the module docstring).
+
+    Built by :func:`evalpipe.registry.load_metric` from a spec; members validate their own input, so
+    a quality member given a simultaneous hypothesis scores its text."""
 
     name = "combination"
 
@@ -65,73 +67,33 @@ class Combination(Metric):
             start += metric.num_stats
             fields += [f"{name}.{f}" for f in metric.stats_fields]
         self.stats_fields = tuple(fields)
-        self.higher_is_better = all(
-            (w > 0) == m.higher_is_better for w, _, m in self.members)
+        metrics = [m for _, _, m in self.members]
+        self.higher_is_better = all((w > 0) == m.higher_is_better for w, _, m in self.members)
+        self.hypothesis_kind = "simul" if any(m.hypothesis_kind == "simul" for m in metrics) else "text"
+        #: a simultaneous combination with a quality member needs the hypothesis text
+        self.needs_text = self.hypothesis_kind == "simul" and any(m.hypothesis_kind == "text" for m in metrics)
+        self.min_references = max(m.min_references for m in metrics)
+        bounded = [m.max_references for m in metrics if m.max_references is not None]
+        self.max_references: Optional[int] = min(bounded) if bounded else None
 
-    def stats(self, hypothesis: str, references: Sequence[str]) -> List[float]:
+    def check_hypothesis(self, hypothesis: Any, index: Optional[int] = None) -> Any:
+        return hypothesis  # each member checks what it scores
+
+    def segment_stats(self, hypothesis: Any, references: Tuple[str, ...]) -> List[Any]:
         """Concatenation of every member's stats for this segment."""
-        out: List[float] = []
+        out: List[Any] = []
         for _, _, metric in self.members:
-            out += metric.stats(hypothesis, references)
+            out += metric.stats(hypothesis, list(references))
         return out
 
-    def protocol_stats(self, fields: Sequence[str]) -> List[float]:
-        """Every member's stats of one request.  With a latency member the request has the
-        simultaneous form ``SOURCE_LENGTH ||| REFERENCE ||| DELAYS ||| HYPOTHESIS``."""
-        out: List[float] = []
-        if any(getattr(m, "is_latency", False) for _, _, m in self.members):
-            if len(fields) != 4:
-                raise ValueError("a quality + latency combination expects SCORE ||| SOURCE_LENGTH ||| REFERENCE ||| "
-                                 f"DELAYS ||| HYPOTHESIS; got {len(fields)} field(s)")
-            for _, _, metric in self.members:
-                out += metric.simul_stats(fields[0], fields[1], fields[2], None, fields[3])
-            return out
-        for _, _, metric in self.members:
-            out += metric.protocol_stats(fields)
-        return out
+    def block_stats(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> List[List[Any]]:
+        """Every member's rows (through its own fast path), concatenated segment by segment."""
+        parts = [m.corpus_stats(hypotheses, references) for _, _, m in self.members]
+        return [sum(row, []) for row in zip(*parts)]
 
-    def item_stats(self, item: Any) -> List[float]:
-        out: List[float] = []
-        for _, _, metric in self.members:
-            out += metric.item_stats(item)
-        return out
-
-    def score(self, stats: Sequence[float]) -> float:
+    def score_from_stats(self, stats: List[Any]) -> float:
         """Sum of weight * member score of its slice of ``stats``."""
-        self.check_stats(stats)
         return sum(w * m.score(stats[sl]) for (w, _, m), sl in zip(self.members, self.slices))
 
-    def signature(self) -> str:
-        return " + ".join(f"{w!r}*{name}[{m.signature()}]" for w, name, m in self.members)
-
-
-def route_options(names: Sequence[str], classes: Sequence[Any], options: Dict[str, Any],
-                  what: str) -> List[Dict[str, Any]]:
-    """Split ``NAME.KEY`` / ``KEY`` options among metrics: one options dict per metric.
-
-    ``NAME.KEY`` goes to the metric called NAME; a bare ``KEY`` to every metric that has that
-    option.  An option that reaches no metric is an :class:`OptionError` naming the metrics.
-    """
-    routed: List[Dict[str, Any]] = [{} for _ in names]
-    for key, value in options.items():
-        target, dot, opt = key.rpartition(".")
-        hits = 0
-        for i, (name, cls) in enumerate(zip(names, classes)):
-            if (not dot and opt in cls.OPTIONS) or (dot and target == name):
-                routed[i][opt] = value
-                hits += 1
-        if not hits:
-            raise OptionError(f"option {key!r} matches no metric of {what} "
-                              f"(use METRIC.KEY, METRIC one of {', '.join(names)})")
-    return routed
-
-
-def load_combination(spec: str, **options: Any) -> Combination:
-    """Build a :class:`Combination` from a spec and ``NAME.KEY`` / ``KEY`` options."""
-    from evalpipe.registry import load_class
-
-    terms = parse_spec(spec)
-    names = [name for _, name in terms]
-    classes = [load_class(name) for name in names]
-    routed = route_options(names, classes, options, repr(spec))
-    return Combination([(w, name, cls(**opts)) for (w, name), cls, opts in zip(terms, classes, routed)])
+    def signature(self, nrefs: Optional[int] = None) -> str:
+        return " + ".join(f"{w!r}*{name}[{m.signature(nrefs)}]" for w, name, m in self.members)

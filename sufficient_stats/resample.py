@@ -25,6 +25,8 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalpipe.errors import UsageError
+
 Scorer = Callable[[Sequence[float]], float]
 RowScorer = Callable[[np.ndarray], np.ndarray]
 
@@ -106,7 +108,7 @@ def stratified_approximate_randomization(score: Scorer, rows: RowScorer, bases: 
     is |mean over runs of score(system) - mean over runs of score(baseline)|.
     """
     if len(bases) != len(systems):
-        raise ValueError(f"stratified AR pairs runs by position: the baseline has {len(bases)} run(s), "
+        raise UsageError(f"stratified AR pairs runs by position: the baseline has {len(bases)} run(s), "
                          f"the system {len(systems)}")
     observed = abs(np.mean([score(s.sum(0).tolist()) for s in systems])
                    - np.mean([score(b.sum(0).tolist()) for b in bases]))

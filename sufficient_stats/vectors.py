@@ -19,6 +19,8 @@ import re
 from fractions import Fraction
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
+from evalpipe.errors import StatsError
+
 Number = Union[int, float]
 _INT = re.compile(r"[+-]?\d+\Z")
 _FRACTION_BITS = 1074  # 2**-1074 is the smallest positive double
@@ -38,7 +40,7 @@ class Partial:
 
     def merge(self, other: "Partial") -> "Partial":
         if len(other.totals) != len(self.totals):
-            raise ValueError(f"cannot merge partial sums of {len(self.totals)} and {len(other.totals)} values")
+            raise StatsError(f"cannot merge partial sums of {len(self.totals)} and {len(other.totals)} values")
         out = Partial(len(self.totals))
         for i, (a, b) in enumerate(zip(self.totals, other.totals)):
             fa, fb = self.floaty[i], other.floaty[i]
@@ -73,7 +75,7 @@ def _exact_column(column: Sequence[Number], where: str) -> Tuple[int, bool]:
             continue
         v = float(v)
         if not math.isfinite(v):
-            raise ValueError(f"stats {where}: expected finite numbers, got {v}")
+            raise StatsError(f"stats {where}: expected finite numbers, got {v}")
         n, d = v.as_integer_ratio()
         total += n << (_FRACTION_BITS - d.bit_length() + 1)
         integral = integral and d == 1
@@ -85,13 +87,13 @@ def partial_sum(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -
     rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         if width is None:
-            raise ValueError("cannot sum an empty list of stats without knowing the vector length")
+            raise StatsError("cannot sum an empty list of stats without knowing the vector length")
         return Partial(width)
     n = len(rows[0]) if width is None else width
     lengths = set(map(len, rows))
     if lengths != {n}:
         bad = next(i for i, row in enumerate(rows) if len(row) != n)
-        raise ValueError(f"stats row {bad + 1} has {len(rows[bad])} values, expected {n}")
+        raise StatsError(f"stats row {bad + 1} has {len(rows[bad])} values, expected {n}")
     partial = Partial(n)
     partial.rows = len(rows)
     for i, column in enumerate(zip(*rows)):
@@ -108,7 +110,7 @@ def partial_sum(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -
 def sum_stats(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -> List[Number]:
     """Column-wise exact sum of stats rows; ``width`` gives the length when ``rows`` may be empty.
 
-    Raises ``ValueError`` if a row's length differs from the others (or from ``width``).
+    Raises :class:`~evalpipe.errors.StatsError` (a ``ValueError``) if a row's length differs from the others (or from ``width``).
     """
     return partial_sum(rows, width).finish()
 
@@ -142,9 +144,9 @@ def parse_number(token: str) -> Number:
     try:
         value = float(token)
     except ValueError:
-        raise ValueError(f"expected a number, got {token!r}") from None
+        raise StatsError(f"expected a number, got {token!r}") from None
     if not math.isfinite(value):
-        raise ValueError(f"expected a finite number, got {token!r}")
+        raise StatsError(f"expected a finite number, got {token!r}")
     return value
 
 

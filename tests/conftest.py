@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,15 @@ def news():
                   "ende_ref2": str(NEWS / "references" / "en-de.refC.txt"),
                   "ende_sys": [str(p) for p in sorted(ende.glob("*.txt"))[:3]]},
     }
+
+
+def script(name: str) -> str:
+    """A console script of the environment under test: beside ``sys.executable``, never found on ``PATH``
+    by luck."""
+    path = Path(sys.executable).parent / name
+    if not path.exists():
+        raise AssertionError(f"{name} is not installed beside {sys.executable}")
+    return str(path)
 
 
 def child_env() -> dict:

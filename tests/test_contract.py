@@ -82,5 +82,21 @@ def test_wrong_length_rejected(metric_name):
 
 def test_no_reference_is_an_error(metric_name):
     metric = load_metric(metric_name)
+    hyps, refs = _data(metric_name)
+    if metric.min_references == 0:  # latency metrics: only those that use the reference need one
+        needs = getattr(metric, "uses_reference", True)
+        if needs:
+            with pytest.raises(ValueError, match="needs a reference"):
+                metric.stats(hyps[0], [])
+        else:
+            assert len(metric.stats(hyps[0], [])) == metric.num_stats
+        return
     with pytest.raises(ValueError, match="at least one reference"):
-        metric.stats("a b", [])
+        metric.stats(hyps[0], [])
+
+
+def test_wrong_hypothesis_kind_is_named(metric_name):
+    metric = load_metric(metric_name)
+    hyps, refs = _data(metric_name)
+    with pytest.raises(ValueError, match="hypothesis"):
+        metric.stats(3, refs[0])

@@ -10,8 +10,16 @@ from click.testing import CliRunner
 
 from evalpipe import load_metric
 from evalpipe.cli.score_corpus import score_corpus
-from evalpipe.engines import EngineError, LocalEngine, PoolEngine, make_engine
+from evalpipe.engines import EngineError, Job, make_engine
+from evalpipe.engines.local import LocalEngine
+from evalpipe.engines.pool import PoolEngine
+from evalpipe.inputs import TextFiles, TextPairs
+from evalpipe.registry import MetricSpec
 from evalpipe.sufficient_stats.vectors import partial_sum, sum_stats
+
+
+def job(name, hyps, refs):
+    return Job(MetricSpec.of(name), TextPairs(hyps, refs))
 
 
 def test_float_sums_are_exact_and_order_independent():
@@ -33,14 +41,10 @@ def test_float_sums_are_exact_and_order_independent():
 def test_pool_equals_local(news, name):
     refs = [r[:150] for r in news["en-de.refs"][:2]]
     hyps = next(iter(news["en-de.systems"].values()))[:150]
-    metric = load_metric(name)
-    local_rows = LocalEngine().rows(metric, name, {}, hyps, refs)
-    pool = PoolEngine(2, chunk_size=16)
-    try:
-        assert pool.rows(metric, name, {}, hyps, refs) == local_rows
-        assert pool.total(metric, name, {}, hyps, refs) == sum_stats(local_rows)
-    finally:
-        pool.close()
+    local_rows = LocalEngine().rows(job(name, hyps, refs))
+    with PoolEngine(2, chunk_size=16) as pool:
+        assert pool.rows(job(name, hyps, refs)) == local_rows
+        assert pool.total(job(name, hyps, refs)) == sum_stats(local_rows)
 
 
 def test_unknown_engine():
@@ -50,7 +54,7 @@ def test_unknown_engine():
 
 def test_missing_java_is_a_clear_error(monkeypatch):
     pytest.importorskip("pyspark")
-    import evalpipe.spark_engine as se
+    import evalpipe.engines.spark as se
 
     monkeypatch.setattr(se, "_java_available", lambda: False)
     with pytest.raises(EngineError, match="needs Java"):
@@ -60,7 +64,7 @@ def test_missing_java_is_a_clear_error(monkeypatch):
 @pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
-    from evalpipe.spark_engine import SparkEngine
+    from evalpipe.engines.spark import SparkEngine
 
     engine = SparkEngine(master="local[2]")
     yield engine
@@ -72,32 +76,27 @@ def test_spark_equals_local_in_memory(spark, news):
     refs = [r[:200] for r in news["en-de.refs"][:2]]
     hyps = next(iter(news["en-de.systems"].values()))[:200]
     for name in ("bleu", "chrf", "ter"):
-        metric = load_metric(name)
-        local = LocalEngine().rows(metric, name, {}, hyps, refs)
-        assert spark.rows(metric, name, {}, hyps, refs) == local
-        assert spark.total(metric, name, {}, hyps, refs) == sum_stats(local)
+        local = LocalEngine().rows(job(name, hyps, refs))
+        assert spark.rows(job(name, hyps, refs)) == local
+        assert spark.total(job(name, hyps, refs)) == sum_stats(local)
 
 
 @pytest.mark.spark
 def test_spark_reads_files_itself(spark, news):
-    from evalpipe.spark_engine import TextFiles
-
     p = news["paths"]
-    metric = load_metric("bleu")
     hyps = [line.rstrip("\n") for line in open(p["ende_sys"][0], encoding="utf-8")]
     refs = [[line.rstrip("\n") for line in open(p["ende_ref"], encoding="utf-8")]]
-    files = TextFiles(p["ende_sys"][0], [p["ende_ref"]])
-    assert spark.total(metric, "bleu", {}, files) == LocalEngine().total(metric, "bleu", {}, hyps, refs)
+    files = Job(MetricSpec.of("bleu"), TextFiles(p["ende_sys"][0], [p["ende_ref"]]))
+    assert spark.total(files) == LocalEngine().total(job("bleu", hyps, refs))
+    assert spark.rows(files) == LocalEngine().rows(files) == PoolEngine(2).rows(files)
 
 
 @pytest.mark.spark
 def test_spark_line_count_mismatch(spark, news, tmp_path):
-    from evalpipe.spark_engine import TextFiles
-
     short = tmp_path / "short.txt"
     short.write_text("a\nb\n")
     with pytest.raises(ValueError, match="line counts differ"):
-        spark.total(load_metric("bleu"), "bleu", {}, TextFiles(str(short), [news["paths"]["ende_ref"]]))
+        spark.total(Job(MetricSpec.of("bleu"), TextFiles(str(short), [news["paths"]["ende_ref"]])))
 
 
 @pytest.mark.spark

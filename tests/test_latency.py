@@ -13,9 +13,21 @@ from conftest import DATA
 from evalpipe import load_metric
 from evalpipe.protocol.loop import serve
 from evalpipe.evaluators.word_counts import word_counts
-from evalpipe.simul.scoring import batch_latency, latency_batch
-from evalpipe.sufficient_stats import OptionError, sum_stats
+from evalpipe.engines import Job, make_engine
+from evalpipe.registry import MetricSpec
+from evalpipe.simul.records import record_hypothesis, records_input
+from evalpipe.sufficient_stats import OptionError, SimulHypothesis, sum_stats
 from evalpipe.sufficient_stats.vectors import parse_stats
+
+
+def H(delays, source_length):
+    """A simultaneous hypothesis from a delays string."""
+    return SimulHypothesis([float(d) if "." in d else int(d) for d in delays.split()], source_length)
+
+
+def record_stats(metric, record):
+    """One SimulEval record through the exact per-segment path."""
+    return metric.stats(record_hypothesis(record), [record["reference"]] if "reference" in record else [])
 
 LOGS = DATA / "simul" / "iwslt17-dev2010.de-en" / "derived"
 
@@ -45,7 +57,7 @@ def test_per_sentence_values_equal_simuleval(logs, name):
         instances = {i: LogInstance(json.dumps(r)) for i, r in enumerate(records)}
         scorer = scorers[name]()
         corpus = scorer(instances)
-        rows = [metric.item_stats(r) for r in records]
+        rows = [record_stats(metric, r) for r in records]
         assert [row[0] for row in rows] == [ins.metrics[scorer.metric_name] for ins in instances.values()]
         assert metric.score(sum_stats(rows)) == pytest.approx(corpus, rel=1e-15, abs=1e-15)
 
@@ -57,16 +69,18 @@ def test_atd_equals_simuleval_on_logs(logs):
     metric = load_metric("atd", unit="speech")  # SimulEval treats a log's input as speech
     records = logs["wait3"][:200]
     expected = ATDScorer()({i: LogInstance(json.dumps(r)) for i, r in enumerate(records)})
-    assert metric.score(sum_stats([metric.item_stats(r) for r in records])) == pytest.approx(expected, rel=1e-12)
+    assert metric.score(sum_stats([record_stats(metric, r) for r in records])) == pytest.approx(expected, rel=1e-12)
 
 
-def test_batched_path_agrees_with_exact_path(logs):
+def test_engines_run_the_batched_path_and_agree_with_the_exact_path(logs):
     records = [r for rs in logs.values() for r in rs]
-    fast = batch_latency(records)
-    for name, value in fast.items():
-        metric = load_metric(name.lower())
-        exact = metric.score(sum_stats([metric.item_stats(r) for r in records]))
-        assert value == pytest.approx(exact, rel=1e-14)  # only the corpus mean's summation differs
+    data = records_input(records)
+    for name in ("al", "ap", "dal", "laal"):
+        metric = load_metric(name)
+        exact = [record_stats(metric, r) for r in records]
+        for engine in ("local", "pool"):
+            with make_engine(engine, 2) as runner:
+                assert runner.rows(Job(MetricSpec.of(name), data)) == exact, (name, engine)
 
 
 @pytest.mark.parametrize("kind", ["logs", "random speech-like"])
@@ -82,20 +96,22 @@ def test_batched_sentence_values_are_bit_identical(logs, kind):
             delays = sorted(rng.uniform(0, src * 1.2) for _ in range(rng.randint(1, 60)))
             ref = " ".join("w" for _ in range(rng.randint(1, 50)))
             records.append({"source_length": src, "delays": delays, "reference": ref})
-    batch = latency_batch(records)
+    data = records_input(records)
     for name in ("al", "laal", "dal", "ap"):
         metric = load_metric(name)
         exact = [metric.value(r["source_length"], r["reference"], r["delays"]) for r in records]
-        fast = metric.batch_values(batch.src, batch.refs, batch.delays, flat=batch.columns, ref_lens=batch.ref_lens)
-        assert fast.tolist() == exact, name
+        fast = metric.corpus_stats(data.hypotheses, data.references)
+        assert [row[0] for row in fast] == exact, name
 
 
 def test_batched_path_rejects_bad_delays_by_sentence():
     good = {"source_length": 5, "delays": [1, 2, 3], "reference": "a b c"}
-    with pytest.raises(ValueError, match=r"non-decreasing delays; sentence 2 has \[1, 3, 2\]"):
-        batch_latency([good, dict(good, delays=[1, 3, 2])])
-    with pytest.raises(ValueError, match="finite delays; sentence 1"):
-        batch_latency([dict(good, delays=[1, float("nan")]), good])
+    al = load_metric("al")
+    for records, message in (([good, dict(good, delays=[1, 3, 2])], r"non-decreasing delays; sentence 2 has \[1, 3, 2\]"),
+                             ([dict(good, delays=[1, float("nan")]), good], "finite delays; sentence 1")):
+        data = records_input(records)
+        with pytest.raises(ValueError, match=message):
+            al.corpus_stats(data.hypotheses, data.references)
 
 
 def test_word_counts_equal_str_split():
@@ -116,37 +132,37 @@ def test_conventions_disagree_on_the_worked_example():
     ref = " ".join(["w"] * 10)
     simul = load_metric("al")
     iwslt = load_metric("al", convention="iwslt2020")
-    assert simul.score(simul.stats(delays, ["10", ref])) == 3.0
-    assert iwslt.score(iwslt.stats(delays, ["10", ref])) == pytest.approx(28 / 11)
+    assert simul.score(simul.stats(H(delays, 10), [ref])) == 3.0
+    assert iwslt.score(iwslt.stats(H(delays, 10), [ref])) == pytest.approx(28 / 11)
     ap_simul, ap_iwslt = load_metric("ap"), load_metric("ap", convention="iwslt2020")
-    assert ap_simul.score(ap_simul.stats(delays, ["10", ref])) == 0.72  # 72 / (10 * 10)
-    assert ap_iwslt.score(ap_iwslt.stats(delays, ["10", ref])) == 83 / 121  # (72 + 11) / (11 * 11)
+    assert ap_simul.score(ap_simul.stats(H(delays, 10), [ref])) == 0.72  # 72 / (10 * 10)
+    assert ap_iwslt.score(ap_iwslt.stats(H(delays, 10), [ref])) == 83 / 121  # (72 + 11) / (11 * 11)
 
 
 def test_ap_above_one_is_documented_and_preventable():
     delays = " ".join(["5"] * 8)  # 8 words written after the whole 5-word source; reference has 4 words
     ap = load_metric("ap")
-    assert ap.score(ap.stats(delays, ["5", "a b c d"])) == 2.0
+    assert ap.score(ap.stats(H(delays, 5), ["a b c d"])) == 2.0
     capped = load_metric("ap", target_length="max")
-    assert capped.score(capped.stats(delays, ["5", "a b c d"])) == 1.0
+    assert capped.score(capped.stats(H(delays, 5), ["a b c d"])) == 1.0
 
 
 def test_missing_reference_is_an_error_not_length_one():
     for name in ("al", "ap", "laal"):
         with pytest.raises(ValueError, match="needs a reference"):
-            load_metric(name).stats("1 2 3", ["3", ""])
-    assert load_metric("al", target_length="hypothesis").stats("1 2 3", ["3", ""])[1] == 1
-    assert load_metric("dal").stats("1 2 3", ["3", ""])[1] == 1  # DAL does not use the reference
+            load_metric(name).stats(H("1 2 3", 3), [""])
+    assert load_metric("al", target_length="hypothesis").stats(H("1 2 3", 3), [""])[1] == 1
+    assert load_metric("dal").stats(H("1 2 3", 3), [""])[1] == 1  # DAL does not use the reference
 
 
 def test_reference_length_counts_words():
     al = load_metric("al")
-    assert al.stats("1 2 3", ["3", "a  b   c"]) == al.stats("1 2 3", ["3", "a b c"])
+    assert al.stats(H("1 2 3", 3), ["a  b   c"]) == al.stats(H("1 2 3", 3), ["a b c"])
 
 
 def test_empty_hypothesis_is_skipped_and_counted():
     al = load_metric("al")
-    rows = [al.stats("", ["3", "a b c"]), al.stats("1 2 3", ["3", "a b c"])]
+    rows = [al.stats(H("", 3), ["a b c"]), al.stats(H("1 2 3", 3), ["a b c"])]
     assert rows[0] == [0, 0, 1]
     total = sum_stats(rows)
     assert total[1:] == [1, 1] and al.score(total) == al.score(rows[1])
@@ -155,7 +171,7 @@ def test_empty_hypothesis_is_skipped_and_counted():
 def test_all_empty_is_a_clear_error():
     al = load_metric("al")
     with pytest.raises(ValueError, match="no sentence has a non-empty hypothesis"):
-        al.score(sum_stats([al.stats("", ["3", "a"]), al.stats("", ["2", "b"])]))
+        al.score(sum_stats([al.stats(H("", 3), ["a"]), al.stats(H("", 2), ["b"])]))
 
 
 def test_computation_aware_differs_when_elapsed_differs():
@@ -163,7 +179,7 @@ def test_computation_aware_differs_when_elapsed_differs():
               "reference": "a b c"}
     plain = load_metric("al", unit="speech")
     aware = load_metric("al", unit="speech", computation_aware=True)
-    assert plain.item_stats(record)[0] != aware.item_stats(record)[0]
+    assert record_stats(plain, record)[0] != record_stats(aware, record)[0]
     with pytest.raises(OptionError, match="computation_aware needs unit=speech"):
         load_metric("al", computation_aware=True)
 
@@ -174,7 +190,7 @@ def test_protocol_form_and_quality_latency_combination():
     serve(load_metric("al"), io.BytesIO(data), out)
     first, second = out.getvalue().decode().splitlines()
     assert parse_stats(first) == [3, 1, 0]
-    assert second.startswith("ERROR ||| ") and "expected a number, got 'x'" in second
+    assert second.startswith("ERROR ||| ") and "DELAYS: expected a number, got 'x'" in second
     combo = load_metric("bleu-0.1*al")
     text = "the cat sat on the mat"
     request = f"SCORE ||| 6 ||| {text} ||| 2 3 4 5 6 6 ||| {text}\n"
@@ -184,7 +200,7 @@ def test_protocol_form_and_quality_latency_combination():
     out = io.BytesIO()
     serve(combo, io.BytesIO(f"EVAL ||| {stats_line}\n".encode()), out)
     score_line = out.getvalue().decode().strip()
-    al = load_metric("al").stats("2 3 4 5 6 6", ["6", text])[0]
+    al = load_metric("al").stats(H("2 3 4 5 6 6", 6), [text])[0]
     assert float(score_line) == pytest.approx(100.0 - 0.1 * al)
     assert len(parse_stats(stats_line)) == 13
 

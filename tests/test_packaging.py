@@ -22,7 +22,7 @@ def _setup_cfg():
 
 def _folder_packages():
     found = set()
-    roots = {"evalpipe": ROOT / "evalpipe", **{k: ROOT / v for k, v in MAPPED.items()}}
+    roots = {"evalpipe": ROOT / "src" / "evalpipe", **{k: ROOT / v for k, v in MAPPED.items()}}
     for name, folder in roots.items():
         for init in folder.rglob("__init__.py"):
             rel = init.parent.relative_to(folder)
@@ -35,7 +35,8 @@ def test_listed_packages_match_folders():
     listed = set(cfg["options"]["packages"].split())
     assert listed == _folder_packages()
     package_dir = dict(line.split(" = ") for line in cfg["options"]["package_dir"].strip().splitlines())
-    assert {k: v for k, v in package_dir.items() if k != "evalpipe"} == MAPPED
+    assert package_dir == {"evalpipe": "src/evalpipe", **MAPPED}
+    assert not (ROOT / "evalpipe").exists(), "a package folder at the checkout root would shadow the installed one"
 
 
 def test_pyproject_holds_only_build_system():
@@ -57,7 +58,7 @@ def test_wheel_contains_every_module(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = set()
     for pkg in _folder_packages():
-        base = ROOT / MAPPED[pkg] if pkg in MAPPED else ROOT / Path(*pkg.split("."))
+        base = ROOT / MAPPED[pkg] if pkg in MAPPED else ROOT / "src" / Path(*pkg.split("."))
         for module in base.glob("*.py"):
             expected.add("/".join(pkg.split(".")) + "/" + module.name)
     assert expected <= names, sorted(expected - names)

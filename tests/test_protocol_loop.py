@@ -103,13 +103,16 @@ def test_parse_request_strips_fields():
     assert parse_request(" SCORE |||  x ||| y ") == ("SCORE", ["x", "y"])
 
 
-def test_dispatcher_turns_metric_exceptions_into_errors():
+def test_dispatcher_turns_plugin_bugs_into_internal_errors_logged_with_traceback(caplog):
     class Broken:
         num_stats = 1
         stats_fields = ("x",)
+        hypothesis_kind = "text"
 
-        def protocol_stats(self, fields):
+        def stats(self, hypothesis, references):
             raise RuntimeError("boom\nsecond line")
 
-    reply = Dispatcher(Broken()).handle("SCORE ||| a ||| b")
-    assert reply == "ERROR ||| boom second line"
+    with caplog.at_level("ERROR", logger="evalpipe.protocol.dispatch"):
+        reply = Dispatcher(Broken()).handle("SCORE ||| a ||| b")
+    assert reply == "ERROR ||| internal error: RuntimeError: boom second line"
+    assert "Traceback" in caplog.text and "RuntimeError: boom" in caplog.text

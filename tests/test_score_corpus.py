@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ import sacrebleu
 from click.testing import CliRunner
 from sacrebleu.significance import PairedTest
 
-from conftest import child_env, lines
+from conftest import script, child_env, lines
 from evalpipe.cli.score_corpus import score_corpus
 
 
@@ -54,8 +53,7 @@ def test_numbers_and_signatures_equal_sacrebleu_cli(news, metrics, extra, sacre_
 def test_minimal_form_and_stdin(news):
     p = news["paths"]
     system = p["ende_sys"][0]
-    exe = shutil.which("score-corpus")
-    assert exe, "bin/score-corpus is installed as a script"
+    exe = script("score-corpus")
     out = subprocess.run([exe, "-r", p["ende_ref"], system, "-f", "tsv"], capture_output=True, text=True,
                          env=child_env(), timeout=120, check=True).stdout
     score = float(out.splitlines()[1].split("\t")[2])

@@ -1,0 +1,84 @@
+"""Every use of sacrebleu's private API, in one place.
+
+evalpipe computes BLEU, chrF and TER with sacrebleu's own code so that numbers and signatures are
+sacrebleu's to the last bit.  sacrebleu's metrics split into reference preprocessing, segment
+statistics and score-from-statistics, but those methods are private (underscored) and may change in
+any release.  So they are called only here, ``setup.cfg`` pins the sacrebleu versions this was
+tested with (``TESTED_VERSIONS``), and ``tests/test_sacrebleu_api.py`` checks that every symbol in
+``PRIVATE_SYMBOLS`` exists in the installed sacrebleu, naming any that went missing.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Sequence
+
+from sacrebleu.metrics.bleu import BLEU, _get_tokenizer
+from sacrebleu.metrics.chrf import CHRF
+from sacrebleu.metrics.ter import TER
+
+TESTED_VERSIONS = ("2.6",)
+
+#: (module, class or None, attribute) of every private or undocumented symbol used below
+PRIVATE_SYMBOLS = (
+    ("sacrebleu.metrics.bleu", None, "_get_tokenizer"),
+    ("sacrebleu.metrics.bleu", "BLEU", "TOKENIZERS"),
+    ("sacrebleu.metrics.bleu", "BLEU", "SMOOTH_DEFAULTS"),
+    ("sacrebleu.metrics.chrf", "CHRF", "_remove_punctuation"),
+    ("sacrebleu.metrics.chrf", "CHRF", "_compute_f_score"),
+    ("sacrebleu.metrics.base", "Metric", "_preprocess_segment"),
+    ("sacrebleu.metrics.base", "Metric", "_extract_reference_info"),
+    ("sacrebleu.metrics.base", "Metric", "_compute_segment_statistics"),
+    ("sacrebleu.metrics.base", "Metric", "_compute_score_from_stats"),
+    ("sacrebleu.utils", None, "my_log"),
+)
+
+BLEU_TOKENIZERS = tuple(BLEU.TOKENIZERS)
+BLEU_SMOOTHING = tuple(BLEU.SMOOTH_DEFAULTS)
+LOG_ZERO = -9999999999.0  # sacrebleu.utils.my_log(0), mirrored by the vectorized scores
+
+
+def tokenizer(name: str) -> Callable[[str], str]:
+    """sacrebleu's tokenizer called ``name`` (``13a``, ``intl``, ``char``, ...)."""
+    return _get_tokenizer(name)()
+
+
+def remove_punctuation(chrf: CHRF, text: str) -> List[str]:
+    """chrF++'s words: whitespace tokens with one leading or trailing punctuation mark split off."""
+    return chrf._remove_punctuation(text)
+
+
+def chrf_f_score(chrf: CHRF, stats: Sequence[int]) -> float:
+    """chrF of one stats vector (used to pick the best reference of a segment)."""
+    return chrf._compute_f_score(stats)
+
+
+def score_from_stats(metric: Any, stats: Sequence[Any]) -> float:
+    """A sacrebleu metric's score of a stats vector."""
+    return metric._compute_score_from_stats(list(stats)).score
+
+
+def reference_info(metric: Any, references: Sequence[str]) -> Any:
+    """A sacrebleu metric's preprocessed reference side of one segment."""
+    prep = metric._preprocess_segment
+    return metric._extract_reference_info([prep(r) for r in references])
+
+
+def segment_statistics(metric: Any, hypothesis: str, info: Any) -> List[Any]:
+    """A sacrebleu metric's stats of one hypothesis against a :func:`reference_info`."""
+    return metric._compute_segment_statistics(metric._preprocess_segment(hypothesis), info)
+
+
+def compute_bleu(**kwargs: Any) -> float:
+    """``BLEU.compute_bleu`` (public) on copies: add-k smoothing mutates its list arguments."""
+    kwargs["correct"], kwargs["total"] = list(kwargs["correct"]), list(kwargs["total"])
+    return BLEU.compute_bleu(**kwargs).score
+
+
+def signature(metric: Any, nrefs: Optional[int]) -> str:
+    """A sacrebleu metric's signature with the input's reference count (``?`` unknown, ``var`` varied: -1)."""
+    metric.num_refs = "?" if nrefs is None else nrefs
+    return metric.get_signature().format()
+
+
+__all__ = ["BLEU", "CHRF", "TER", "BLEU_SMOOTHING", "BLEU_TOKENIZERS", "LOG_ZERO", "PRIVATE_SYMBOLS",
+           "TESTED_VERSIONS", "chrf_f_score", "compute_bleu", "reference_info", "remove_punctuation",
+           "score_from_stats", "segment_statistics", "signature", "tokenizer"]

@@ -1,0 +1,60 @@
+"""``evalpipe env run``: run an agent through every episode of the translation Env."""
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+
+from evalpipe.cli.base import Group, setup_logging
+from evalpipe.env import Env
+from evalpipe.errors import InputError
+from evalpipe.registry import AGENTS_GROUP, load_class, metric_specs
+from evalpipe.sufficient_stats.vectors import sum_stats
+
+
+@click.group("env", cls=Group)
+def env_group() -> None:
+    """The predict-only translation environment."""
+
+
+@env_group.command("run")
+@click.option("--agent", default="evalpipe.env:CopySourceAgent", show_default=True,
+              help="module:Class exposing reset() and predict(X_test)")
+@click.option("--dataset", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="JSON dataset (default: the shipped WMT21 en-de pairs)")
+@click.option("--source", default="en", show_default=True)
+@click.option("--target", default="de", show_default=True)
+@click.option("--episodes", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-m", "--metric", "extra_metrics", multiple=True, help="also report this metric (e.g. bleu, chrf)")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def env_run(agent, dataset, source, target, episodes, seed, extra_metrics, fmt) -> None:
+    """Run AGENT on every episode; print per-episode and mean token-overlap F1."""
+    setup_logging(False)
+    agent_obj = load_class(agent, group=AGENTS_GROUP)()
+    metrics = {spec.name: spec.build() for spec in metric_specs(extra_metrics)} if extra_metrics else {}
+    env = Env(number_episodes=episodes, dataset=dataset, source=source, target=target, seed=seed)
+    rows = []
+    while not env.is_complete():
+        task = env.get_next_task()
+        agent_obj.reset()
+        predictions = list(agent_obj.predict(task["X_test"]))
+        try:
+            row = {"episode": len(rows) + 1, "segments": len(task["y_test"]),
+                   "token_f1": env.evaluate(predictions, task["y_test"])}
+        except InputError as exc:
+            raise InputError(f"episode {len(rows) + 1}: {exc}") from None
+        for name, metric in metrics.items():
+            stats = [metric.stats(p, [r]) for p, r in zip(predictions, task["y_test"])]
+            row[name] = metric.score(sum_stats(stats, metric.num_stats))
+        rows.append(row)
+    keys = ["token_f1", *metrics]
+    mean = {k: float(np.mean([r[k] for r in rows])) for k in keys}
+    if fmt == "json":
+        click.echo(json.dumps({"agent": agent, "episodes": rows, "mean": mean}, indent=1))
+        return
+    click.echo("episode  segments  " + "  ".join(f"{k:>10}" for k in keys))
+    for r in rows:
+        click.echo(f"{r['episode']:>7}  {r['segments']:>8}  " + "  ".join(f"{r[k]:10.4f}" for k in keys))
+    click.echo(f"{'mean':>7}  {'':>8}  " + "  ".join(f"{mean[k]:10.4f}" for k in keys))

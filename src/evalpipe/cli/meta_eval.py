@@ -1,0 +1,249 @@
+"""``evalpipe meta-eval``: correlations of metrics with human scores in the MTME layout."""
+from __future__ import annotations
+
+import json
+from typing import Dict, List
+
+import click
+
+from evalpipe.cli.base import Group
+from evalpipe.errors import UsageError
+from evalpipe.meta.correlation import average_correlation, chance_accuracy
+from evalpipe.meta.evalset import LEVELS, EvalSet, list_sets, parse_score_lines, read_score_file
+from evalpipe.registry import metric_specs, parse_key_values
+
+root_option = click.option("--root", envvar="EVALPIPE_MTME_ROOT", required=True, type=click.Path(file_okay=False),
+                           help="folder holding test sets in the MTME layout (env EVALPIPE_MTME_ROOT)")
+
+
+def set_options(fn):
+    fn = click.option("--lp", required=True, help="language pair, e.g. en-de")(fn)
+    fn = click.option("--test-set", "test_set", required=True, help="test set name, e.g. wmt21.news")(fn)
+    return root_option(fn)
+
+
+def corr_options(fn):
+    for opt in reversed([
+        click.option("--human", default="mqm", show_default=True, help="human score name"),
+        click.option("--level", type=click.Choice(LEVELS), default=None, help="level (default: detected or sys)"),
+        click.option("--average", type=click.Choice(["none", "sys", "item"]), default="none", show_default=True),
+        click.option("--statistic", type=click.Choice(["pearson", "spearman", "kendall", "accuracy"]),
+                     default="pearson", show_default=True),
+        click.option("--variant", type=click.Choice(["b", "c", "23", "acc23"]), default="b", show_default=True,
+                     help="Kendall variant"),
+        click.option("--epsilon", type=float, default=0.0, show_default=True, help="metric tie threshold (Kendall)"),
+        click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def _load(root, test_set, lp) -> EvalSet:
+    return EvalSet(root, test_set, lp)
+
+
+def _stat_options(statistic, variant, epsilon):
+    return {"variant": variant, "epsilon": epsilon} if statistic == "kendall" else {}
+
+
+def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List[float]]):
+    gold = evs.Scores(level, human)
+    if gold is None:
+        names = sorted(n for n in evs.human_score_names if evs.Scores(level, n))
+        raise UsageError(f"no {human!r} human scores at level {level}; available: {names}")
+    systems = [s for s in evs.human_sys_names(human, level) if s in metric_scores]
+    if len(systems) < 2:
+        raise UsageError(f"fewer than two systems have both {human} and metric scores at level {level}")
+    g = [v for s in systems for v in gold[s]]
+    return systems, g
+
+
+@click.group("meta-eval", cls=Group)
+def meta_eval_group() -> None:
+    """Meta-evaluation of metrics against human judgments (MTME layout)."""
+
+
+@meta_eval_group.command("list")
+@root_option
+def list_command(root) -> None:
+    """List test sets and their language pairs."""
+    for name, lps in list_sets(root).items():
+        click.echo(f"{name}\t{' '.join(lps)}")
+
+
+@meta_eval_group.command("echo")
+@set_options
+@click.argument("what", type=click.Choice(["src", "ref", "sys", "docs", "scores", "systems", "metrics"]))
+@click.option("--name", help="reference / system / scorer name")
+@click.option("--level", type=click.Choice(LEVELS), default="sys")
+def echo_command(root, test_set, lp, what, name, level) -> None:
+    """Print texts, documents, names or scores of a test set."""
+    evs = _load(root, test_set, lp)
+    if what == "src":
+        lines = evs.src
+    elif what in ("ref", "sys"):
+        table = evs.refs if what == "ref" else evs.sys_outputs
+        if name not in table:
+            raise UsageError(f"--name must be one of {', '.join(sorted(table))}")
+        lines = table[name]
+    elif what == "docs":
+        lines = [f"{d}\t{doc}" for d, doc in zip(evs.domain_per_seg, evs.doc_per_seg)]
+    elif what == "systems":
+        lines = sorted(evs.sys_outputs)
+    elif what == "metrics":
+        lines = [f"{m}\t{' '.join(lv for lv in LEVELS if m in evs.scores[lv])}" for m in sorted(evs.metric_names)]
+    else:
+        scores = evs.Scores(level, name or "")
+        if scores is None:
+            raise UsageError(f"no scores {name!r} at level {level}")
+        lines = [f"{s}\t{v}" for s, vs in scores.items() for v in vs]
+    for line in lines:
+        click.echo(line)
+
+
+def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
+    sizes = {len(v) for v in scores.values()}
+    if len(sizes) != 1:
+        raise UsageError(f"systems have different numbers of scores: {sorted(sizes)}")
+    size = sizes.pop()
+    for level in ("sys", "seg", "doc", "domain"):
+        if evs.level_size(level) == size:
+            return level
+    raise UsageError(f"{size} scores per system match no level (sys 1, seg {len(evs.src)}, "
+                           f"doc {len(evs.docs)}, domain {len(evs.domains)})")
+
+
+@meta_eval_group.command("correlate")
+@set_options
+@corr_options
+@click.option("--scores", "scores_file", type=click.Path(dir_okay=False), default="-",
+              help="metric scores as SYSTEM SCORE lines (default: stdin)")
+@click.option("--tie-calibration", is_flag=True,
+              help="Kendall 23/acc23 with the metric tie threshold optimized (MTME's KendallWithTiesOpt)")
+@click.option("--sample-rate", type=float, default=1.0, show_default=True, help="pair sampling for --tie-calibration")
+def correlate_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, scores_file,
+                      tie_calibration, sample_rate):
+    """Correlate metric scores (stdin, granularity detected) with human scores."""
+    evs = _load(root, test_set, lp)
+    if scores_file == "-":
+        scores = parse_score_lines(click.get_text_stream("stdin").read().splitlines(), "<stdin>")
+    else:
+        scores = read_score_file(scores_file)
+    level = level or _detect_level(evs, scores)
+    systems, gold = _vectors(evs, human, level, scores)
+    metric = [v for s in systems for v in scores[s]]
+    doc = {"test_set": test_set, "lp": lp, "human": human, "level": level, "average_by": average,
+           "statistic": statistic, "systems": systems}
+    if tie_calibration:
+        if statistic != "kendall" or variant not in ("23", "acc23"):
+            raise UsageError("--tie-calibration needs --statistic kendall --variant 23 or acc23")
+        from evalpipe.meta.correlation import kendall_with_ties_opt
+
+        value, doc["epsilon"] = kendall_with_ties_opt(gold, metric, len(systems), average, variant, sample_rate)
+    else:
+        value, doc["rows_averaged"] = average_correlation(gold, metric, len(systems), average, statistic,
+                                                          **_stat_options(statistic, variant, epsilon))
+    doc["correlation"] = value
+    if statistic in ("accuracy",) or (statistic == "kendall" and variant == "acc23"):
+        doc["chance"] = chance_accuracy(gold)
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo(f"{statistic} ({level}, average {average}) = {value:.4f} over {len(systems)} systems"
+                   + (f"; chance {doc['chance']:.4f}" if "chance" in doc else ""))
+
+
+def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]]:
+    scores = evs.Scores(level, name)
+    if scores is None:
+        have = sorted(m for m in evs.metric_names if m in evs.scores[level])
+        raise UsageError(f"no metric {name!r} at level {level}; available: {have}")
+    return scores
+
+
+@meta_eval_group.command("compare")
+@set_options
+@corr_options
+@click.argument("metric1")
+@click.argument("metric2")
+@click.option("-k", "--trials", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--seed", type=int, default=None)
+@click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True,
+              help="fast batched draws, or MTME's exact legacy random stream")
+@click.option("--test", "test_kind", type=click.Choice(["permutation", "bootstrap"]), default="permutation",
+              show_default=True)
+def compare_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, metric1, metric2,
+                    trials, seed, mode, test_kind):
+    """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, or bootstrap)"""
+    from evalpipe.meta.significance import bootstrap_test, permutation_test
+
+    evs = _load(root, test_set, lp)
+    level = level or "sys"
+    s1, s2 = _metric_scores(evs, level, metric1), _metric_scores(evs, level, metric2)
+    systems, gold = _vectors(evs, human, level, {s: v for s, v in s1.items() if s in s2})
+    v1 = [v for s in systems for v in s1[s]]
+    v2 = [v for s in systems for v in s2[s]]
+    opts = _stat_options(statistic, variant, epsilon)
+    if test_kind == "bootstrap":
+        result = bootstrap_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, **opts)
+    else:
+        result = permutation_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
+                                  **opts)
+    result.update({"metric1": metric1, "metric2": metric2, "level": level, "statistic": statistic,
+                   "correlation1": average_correlation(gold, v1, len(systems), average, statistic, **opts)[0],
+                   "correlation2": average_correlation(gold, v2, len(systems), average, statistic, **opts)[0]})
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=1))
+    else:
+        click.echo(f"{metric1} {result['correlation1']:.4f}  {metric2} {result['correlation2']:.4f}  "
+                   f"delta {result['delta']:.4f}  p = {result['p_value']:.4f} ({result['trials']} trials)")
+
+
+@meta_eval_group.command("matrix")
+@set_options
+@corr_options
+@click.option("--metrics", default=None, help="comma-separated metric names (default: all at the level)")
+@click.option("-k", "--trials", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--seed", type=int, default=None)
+@click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True)
+@click.option("--threshold", type=float, default=0.05, show_default=True)
+def matrix_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, metrics, trials, seed,
+                   mode, threshold):
+    """Rank metrics by correlation with significance clusters (MTME's --matrix)."""
+    from evalpipe.meta.significance import significance_matrix
+
+    evs = _load(root, test_set, lp)
+    level = level or "sys"
+    names = metrics.split(",") if metrics else sorted(m for m in evs.metric_names if m in evs.scores[level])
+    tables = {n: _metric_scores(evs, level, n) for n in names}
+    common = set.intersection(*(set(t) for t in tables.values()))
+    systems, gold = _vectors(evs, human, level, {s: None for s in common})
+    vectors = {n: [v for s in systems for v in t[s]] for n, t in tables.items()}
+    result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
+                                 threshold=threshold, **_stat_options(statistic, variant, epsilon))
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=1))
+        return
+    for rank, name, corr in zip(result["ranks"], result["metrics"], result["correlations"]):
+        click.echo(f"{rank:>3}  {name:<30} {corr:.4f}")
+
+
+@meta_eval_group.command("add-metric")
+@set_options
+@click.argument("metric")
+@click.option("--ref", "refs", multiple=True, help="reference name(s) (default: the first)")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE")
+@click.option("--name", help="metric name in the files (default: METRIC)")
+@click.option("--engine", type=click.Choice(["local", "pool", "spark"]), default="local", show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+def add_metric_command(root, test_set, lp, metric, refs, options, name, engine, workers) -> None:
+    """Score every system with an evalpipe METRIC and write metric-scores files (sys and seg)."""
+    from evalpipe.engines import make_engine
+    from evalpipe.meta.metric_files import add_metric
+
+    evs = _load(root, test_set, lp)
+    (spec,) = metric_specs([metric], parse_key_values(options))
+    with make_engine(engine, workers) as runner:
+        paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner)
+    for level, path in paths.items():
+        click.echo(f"{level}\t{path}")

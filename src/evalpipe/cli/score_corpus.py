@@ -1,0 +1,133 @@
+"""``score-corpus`` / ``evalpipe score-corpus``: many systems x many metrics from sufficient statistics.
+
+Parse the arguments, build typed inputs (:mod:`evalpipe.inputs`) and metric specs
+(:func:`evalpipe.registry.metric_specs`), run the scoring pipeline (:mod:`evalpipe.scoring`) on the
+chosen engine, print.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List, Optional
+
+import click
+
+from evalpipe import __version__
+from evalpipe.cli.base import Command, setup_logging
+from evalpipe.corpus import check_same_length, read_lines, read_stream
+from evalpipe.engines import make_engine
+from evalpipe.errors import UsageError
+from evalpipe.inputs import TextFiles, TextPairs
+from evalpipe.registry import metric_specs, parse_key_values, parse_named_files
+from evalpipe.scoring import System, score_systems, sentence_scores
+from evalpipe.scoring.results import sentences_json, sentences_tsv, to_json, to_table, to_tsv
+
+
+def _text_systems(refs: List[str], paths: List[str], named: List[str], read_here: bool) -> List[System]:
+    """Systems of text files, read here (line counts checked, naming the files) or, for an engine
+    that reads files itself (Spark), as :class:`TextFiles`."""
+    runs = [(p, [p]) for p in paths] + [parse_named_files(spec) for spec in named]
+    if not read_here:
+        if not runs:
+            raise UsageError("the spark engine reads system files itself: pass system files or --system NAME=FILES")
+        return [System(name, [TextFiles(f, refs) for f in files]) for name, files in runs]
+    if not runs:
+        if sys.stdin.isatty():
+            raise UsageError("no system given: pass system files, --system NAME=FILES, or pipe hypotheses to stdin")
+        runs = [("stdin", ["-"])]
+    references = [read_lines(r) for r in refs]
+    texts = {name: [read_stream(sys.stdin.buffer) if f == "-" else read_lines(f) for f in files]
+             for name, files in runs}
+    check_same_length(list(zip(refs, references)) + [(f"{name} (run {i + 1})" if len(t) > 1 else name, lines)
+                                                     for name, t in texts.items() for i, lines in enumerate(t)])
+    return [System(name, [TextPairs(lines, references, name) for lines in t]) for name, t in texts.items()]
+
+
+def _progress(total: int, quiet: bool):
+    if quiet or not sys.stderr.isatty() or total < 2:
+        return None
+    return click.progressbar(length=total, label="scoring", file=sys.stderr)
+
+
+@click.command("score-corpus", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("system_files", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-r", "--ref", "refs", multiple=True, type=click.Path(dir_okay=False),
+              help="reference file (repeat for several references)")
+@click.option("-m", "--metric", "metric_names", multiple=True,
+              help="metric (repeat for several; default bleu, or bleu ap al dal laal with --instances)")
+@click.option("--instances", "instance_logs", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="a SimulEval instances.log (JSON lines) to score as one system (repeat for several)")
+@click.option("-o", "--option", "options", multiple=True, metavar="[METRIC.]KEY=VALUE", help="metric option")
+@click.option("--system", "named_systems", multiple=True, metavar="NAME=RUN1[,RUN2...]",
+              help="a system with one or more optimizer runs (MultEval style)")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "tsv"]), default="table", show_default=True)
+@click.option("--sentence-level", is_flag=True, help="per-segment scores (JSON lines with --format json, else TSV)")
+@click.option("--confidence", is_flag=True, help="bootstrap 95%% confidence intervals")
+@click.option("--confidence-n", type=click.IntRange(min=2), default=1000, show_default=True,
+              help="bootstrap resamples for --confidence")
+@click.option("--paired-bs", is_flag=True, help="paired bootstrap resampling against the first system")
+@click.option("--paired-ar", is_flag=True, help="paired approximate randomization against the first system")
+@click.option("--paired-n", type=click.IntRange(min=1), default=None,
+              help="trials of the paired test (default 1000 for bs, 10000 for ar)")
+@click.option("--seed", default="12345", show_default=True, help="random seed of resampling ('none' for a random one)")
+@click.option("--engine", type=click.Choice(["local", "pool", "spark"]), default="local", show_default=True,
+              help="where stats are computed (results identical on every engine)")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="processes extracting stats (local/pool engines; results identical to 1)")
+@click.option("--spark-master", default="local[2]", show_default=True,
+              help="Spark master URL for --engine spark (local[2], spark://host:7077, yarn)")
+@click.option("-w", "--width", type=click.IntRange(min=0), default=2, show_default=True, help="decimals in the table")
+@click.option("-q", "--quiet", is_flag=True, help="no progress bar")
+@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
+def score_corpus(system_files, refs, metric_names, instance_logs, options, named_systems, fmt, sentence_level,
+                 confidence, confidence_n, paired_bs, paired_ar, paired_n, seed, engine, workers, spark_master, width,
+                 quiet, verbose) -> None:
+    """Score SYSTEM_FILES (or stdin) against the references with every metric.
+
+    Numbers and signatures are sacrebleu's for bleu, chrf and ter.  Exit codes: 2 for usage
+    errors, 1 for data errors.
+    """
+    setup_logging(verbose)
+    if paired_bs and paired_ar:
+        raise UsageError("choose one of --paired-bs and --paired-ar")
+    try:
+        seed_value: Optional[int] = None if seed.lower() == "none" else int(seed)
+    except ValueError:
+        raise click.BadParameter(f"expected an integer or 'none', got {seed!r}", param_hint="--seed") from None
+    if not refs and not instance_logs:
+        raise UsageError("give reference files (-r REF) or SimulEval logs (--instances LOG)")
+    if instance_logs and (refs or system_files or named_systems):
+        raise UsageError("--instances logs carry their own references and predictions: "
+                         "do not combine them with -r, system files or --system")
+    default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else ("bleu",)
+    specs = metric_specs(metric_names or default_metrics, parse_key_values(options))
+    with make_engine(engine, workers, spark_master=spark_master) as runner:
+        if instance_logs:
+            from evalpipe.simul.records import read_instances
+
+            systems = [System(p, [read_instances(p)]) for p in instance_logs]
+        else:
+            systems = _text_systems(list(refs), list(system_files), list(named_systems),
+                                    read_here=not runner.reads_files)
+        if sentence_level:
+            records = sentence_scores(systems, specs, runner)
+            click.echo(sentences_json(records) if fmt == "json" else sentences_tsv(records))
+            return
+        bar = _progress(len(specs) * sum(len(s.runs) for s in systems), quiet)
+        try:
+            results, test = score_systems(systems, specs, confidence=confidence_n if confidence else 0,
+                                          paired="bs" if paired_bs else "ar" if paired_ar else None,
+                                          trials=paired_n, seed=seed_value, engine=runner,
+                                          progress=bar.update if bar else (lambda n: None))
+        finally:
+            if bar:
+                bar.render_finish()
+    if fmt == "json":
+        first = systems[0].runs[0]
+        header: Dict[str, Any] = {"evalpipe_version": __version__,
+                                  "segments": None if isinstance(first, TextFiles) else len(first),
+                                  "references": list(refs), "test": test}
+        click.echo(to_json(results, header))
+    elif fmt == "tsv":
+        click.echo(to_tsv(results))
+    else:
+        click.echo(to_table(results, width))

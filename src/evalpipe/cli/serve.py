@@ -1,0 +1,35 @@
+"""``evalpipe serve METRIC``: the SCORE/EVAL line protocol on stdin/stdout."""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from evalpipe.cli.base import Command, setup_logging
+from evalpipe.protocol.loop import serve as serve_loop
+from evalpipe.registry import metric_specs, parse_key_values
+
+
+@click.command(cls=Command)
+@click.argument("metric")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="metric option (METRIC.KEY=VALUE for one member of a combination)")
+@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
+def serve(metric: str, options: tuple, verbose: bool) -> None:
+    """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests, one reply line each).
+
+    METRIC is an installed metric (see `evalpipe list`), a module:Class path, or a combination
+    such as bleu-ter or 0.7*bleu+0.3*chrf.
+    """
+    setup_logging(verbose)
+    (spec,) = metric_specs([metric], parse_key_values(options))
+    try:
+        serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer)
+    except KeyboardInterrupt:
+        pass
+    # A reader that closed the pipe must not turn into a traceback at interpreter exit.
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

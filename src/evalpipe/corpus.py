@@ -1,0 +1,63 @@
+"""Reading UTF-8 text files of one segment per line, with errors that name the file and line."""
+from __future__ import annotations
+
+from typing import IO, List, Sequence, Tuple
+
+from evalpipe.errors import InputError
+
+
+class CorpusError(InputError):
+    """Input files that cannot be scored together (undecodable, empty, or of different lengths)."""
+
+
+def decode_lines(data: bytes, name: str) -> List[str]:
+    """Lines of ``data`` without line ends; :class:`CorpusError` names the file and line of bad UTF-8."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    out = []
+    for number, raw in enumerate(lines, 1):
+        try:
+            out.append(raw.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError as exc:
+            raise CorpusError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
+                              f"at byte {exc.start}", name, number) from None
+    return out
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise CorpusError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def read_lines(path: str) -> List[str]:
+    """The lines of a UTF-8 text file; an empty file is a :class:`CorpusError`."""
+    lines = decode_lines(_read_bytes(path), path)
+    if not lines:
+        raise CorpusError(f"{path} is empty: expected one segment per line")
+    return lines
+
+
+def count_lines(path: str) -> int:
+    """The number of lines :func:`read_lines` would return (without decoding them)."""
+    data = _read_bytes(path)
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def read_stream(stream: IO[bytes], name: str = "<stdin>") -> List[str]:
+    lines = decode_lines(stream.read(), name)
+    if not lines:
+        raise CorpusError(f"{name} is empty: expected one segment per line")
+    return lines
+
+
+def check_same_length(named: Sequence[Tuple[str, Sequence[str]]]) -> None:
+    """``named`` is ``[(name, lines), ...]``; all must have the same number of lines."""
+    first_name, first = named[0]
+    for name, lines in named[1:]:
+        if len(lines) != len(first):
+            raise CorpusError(f"line counts differ: {first_name} has {len(first)} lines, "
+                              f"{name} has {len(lines)} lines")

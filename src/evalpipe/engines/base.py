@@ -1,0 +1,77 @@
+"""The engine interface: where a job's stats are computed and summed.
+
+A :class:`Job` is a metric spec and an input (:mod:`evalpipe.inputs`).  An engine implements two
+methods over jobs -- :meth:`Engine.rows` (every segment's stats row, in order, for resampling and
+sentence scores) and :meth:`Engine.total` (the exact column sums) -- and never looks at what kind of
+input it got: inputs split themselves into chunks and compute their rows where the work runs, and
+specs rebuild their metric there (:meth:`evalpipe.registry.MetricSpec.build`), so only stats travel.
+Integer stats sum exactly; float stats are accumulated in exact fixed point per chunk or partition
+and merged without rounding (:class:`evalpipe.sufficient_stats.vectors.Partial`), so every engine and
+worker count gives the same numbers to the last bit.
+
+A new engine (Ray, Dask, ...) is one module with a subclass of :class:`Engine` and one line in the
+``evalpipe.engines`` entry-point group.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, List
+
+from evalpipe.inputs import Input
+from evalpipe.sufficient_stats.vectors import Partial, partial_sum
+
+
+@dataclass(frozen=True)
+class Job:
+    """One metric over one input.  ``spec`` is a :class:`~evalpipe.registry.MetricSpec` (or any
+    picklable object whose ``build()`` returns something with ``num_stats`` that an input can score)."""
+
+    spec: Any
+    input: Input
+
+    def metric(self) -> Any:
+        return self.spec.build()
+
+
+def chunk_rows(job: Job) -> List[list]:
+    """The stats rows of a job, computed here (in a worker, an executor, or this process)."""
+    return job.input.rows(job.metric())
+
+
+def chunk_partial(job: Job) -> Partial:
+    """The exact partial sum of a job's rows, computed here."""
+    return partial_sum(chunk_rows(job), job.metric().num_stats)
+
+
+class Engine(ABC):
+    """Base of the engines (see the module docstring).  Use as a context manager or call ``close``."""
+
+    name = "engine"
+    #: True for an engine that reads text files itself (it is then given :class:`~evalpipe.inputs.TextFiles`)
+    reads_files = False
+
+    @abstractmethod
+    def rows(self, job: Job) -> List[list]:
+        """Every segment's stats row, in input order."""
+
+    @abstractmethod
+    def total(self, job: Job) -> List[Any]:
+        """The exact sum of every segment's stats row."""
+
+    def close(self) -> None:
+        """Release workers or contexts the engine started."""
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def merge(partials: Any, width: int) -> List[Any]:
+    """The exact total of partial sums, in any order."""
+    total = Partial(width)
+    for part in partials:
+        total = total.merge(part)
+    return total.finish()

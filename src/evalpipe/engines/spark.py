@@ -1,0 +1,98 @@
+"""The Apache Spark engine (pyspark; ``pip install 'evalpipe[spark]'``).
+
+An input becomes an RDD of ``(index, (hypothesis, references))`` records
+(:meth:`evalpipe.inputs.Input.spark_records`: in-memory inputs are parallelized, text files are
+read by Spark itself, so HDFS or S3 paths never pass through the driver).  Each partition turns its
+records back into an input, rebuilds the metric from its spec (the plugin is imported on the
+executor) and returns its stats rows or one exact partial sum; the driver merges partial sums
+without rounding, so results equal the local engine's to the last bit.
+
+Executors need evalpipe and the metric plugins installed.  Spark's console noise is silenced (log
+level ERROR, no progress bar); a missing Java or pyspark is an :class:`~evalpipe.errors.EngineError`
+saying what to install.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import Any, Iterable, Iterator, List, Optional
+
+from evalpipe.engines.base import Engine, Job, chunk_partial, chunk_rows, merge
+from evalpipe.errors import EngineError
+from evalpipe.inputs import Input
+
+
+def _java_available() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    return bool(shutil.which("java") or (home and os.path.exists(os.path.join(home, "bin", "java"))))
+
+
+def _partition_job(spec: Any, kind: type, nrefs: int, records: Iterable[Any]) -> Optional[tuple]:
+    records = list(records)
+    if not records:
+        return None
+    return [i for i, _ in records], Job(spec, kind.from_segments([seg for _, seg in records], nrefs))
+
+
+class SparkEngine(Engine):
+    """Stats through Spark; ``master`` is ``local[2]``, ``spark://host:7077``, ``yarn`` ..."""
+
+    name = "spark"
+    reads_files = True
+
+    def __init__(self, master: str = "local[2]", spark_context: Any = None, app_name: str = "evalpipe",
+                 **settings: Any) -> None:
+        self._owns_context = spark_context is None
+        self.sc = spark_context or self._start(master, app_name)
+
+    @staticmethod
+    def _start(master: str, app_name: str) -> Any:
+        try:
+            from pyspark import SparkConf, SparkContext
+        except ImportError:
+            raise EngineError("the spark engine needs pyspark: pip install 'evalpipe[spark]'") from None
+        if not _java_available():
+            raise EngineError("the spark engine needs Java (17 or newer) and found none: install a JDK "
+                              "(for example `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        quiet = os.path.join(os.path.dirname(os.path.dirname(__file__)), "spark-log4j2.properties")
+        java_opts = f"-Dlog4j2.configurationFile=file:{quiet} -Dlog4j.configurationFile=file:{quiet}"
+        conf = (SparkConf().setMaster(master).setAppName(app_name)
+                .set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
+                .set("spark.driver.extraJavaOptions", java_opts).set("spark.executor.extraJavaOptions", java_opts)
+                .set("spark.python.worker.reuse", "true"))
+        try:
+            sc = SparkContext.getOrCreate(conf)
+        except Exception as exc:  # py4j / JVM start-up failures
+            raise EngineError(f"Spark did not start with master {master!r}: {type(exc).__name__}: {exc}") from exc
+        sc.setLogLevel("ERROR")
+        return sc
+
+    def _records(self, job: Job) -> Any:
+        return job.input.spark_records(self.sc, max(self.sc.defaultParallelism, 1))
+
+    def rows(self, job: Job) -> List[list]:
+        spec, kind, nrefs = job.spec, type(job.input), job.input.nrefs
+
+        def run(records: Iterable[Any]) -> Iterator[tuple]:
+            part = _partition_job(spec, kind, nrefs, records)
+            if part is not None:
+                yield from zip(part[0], chunk_rows(part[1]))
+        return self._records(job).mapPartitions(run).sortByKey().values().collect()
+
+    def total(self, job: Job) -> List[Any]:
+        spec, kind, nrefs = job.spec, type(job.input), job.input.nrefs
+        width = job.metric().num_stats
+
+        def run(records: Iterable[Any]) -> Iterator[Any]:
+            part = _partition_job(spec, kind, nrefs, records)
+            if part is not None:
+                yield chunk_partial(part[1])
+        return merge(self._records(job).mapPartitions(run).collect(), width)
+
+    def close(self) -> None:
+        if self._owns_context and self.sc is not None:
+            self.sc.stop()
+            self.sc = None

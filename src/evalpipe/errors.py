@@ -1,0 +1,64 @@
+"""The one family of evalpipe errors.
+
+Every error a user can cause is an :class:`EvalpipeError`.  Front ends map the family once:
+
+* the command line turns :class:`UsageError` (and its subclasses) into exit code 2 with the usage
+  line, every other :class:`EvalpipeError` into ``Error: ...`` and exit code 1;
+* the line protocol turns any of them into one ``ERROR ||| message`` reply and goes on; an exception
+  outside the family is a bug, answered with ``ERROR ||| internal error: ...`` and logged with its
+  traceback;
+* the HTTP server answers 4xx with ``{"error": message}``.
+
+Data errors subclass :class:`ValueError` and lookup errors :class:`LookupError`, so code written
+against the built-in exceptions keeps working.  This module imports nothing: every layer may use it.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+
+class EvalpipeError(Exception):
+    """Root of every error evalpipe raises on purpose; ``exit_code`` is the CLI's."""
+
+    exit_code = 1
+
+
+class UsageError(EvalpipeError):
+    """A command or call that names something that does not exist or combines what cannot go together."""
+
+    exit_code = 2
+
+
+class OptionError(UsageError, ValueError):
+    """A metric or engine option that does not exist or has a value of the wrong kind."""
+
+
+class PluginError(UsageError, LookupError):
+    """A plugin (metric, agent, engine) that is unknown or failed to load."""
+
+
+class InputError(EvalpipeError, ValueError):
+    """Input that cannot be scored; ``source`` and ``line`` (1-based) say where it came from."""
+
+    def __init__(self, message: str, source: Optional[str] = None, line: Optional[int] = None) -> None:
+        where = ", ".join(p for p in (source, None if line is None else f"line {line}") if p)
+        super().__init__(f"{where}: {message}" if where else message)
+        self.source, self.line = source, line
+
+
+class StatsError(InputError):
+    """A stats vector of the wrong length or with values a metric cannot score."""
+
+
+class EngineError(EvalpipeError, RuntimeError):
+    """An engine that cannot run here (missing pyspark or Java, bad master URL), or a chunk that failed."""
+
+    exit_code = 2
+
+
+class ProtocolError(EvalpipeError, RuntimeError):
+    """A line-protocol peer that answered ``ERROR ||| ...``, broke the protocol, or went away."""
+
+
+class ProtocolTimeout(ProtocolError, TimeoutError):
+    """No reply line arrived within the client's timeout."""

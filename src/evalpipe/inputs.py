@@ -1,0 +1,207 @@
+"""The kinds of input a scoring job carries -- typed once, so nothing downstream guesses.
+
+A job is ``(metric spec, input)`` (:class:`evalpipe.engines.base.Job`).  Every input kind knows
+
+* its length (segments) and its reference count ``nrefs`` (which signatures show);
+* how it splits into contiguous chunks (:meth:`Input.split`; chunks pickle, so a process pool, Ray
+  or Dask can ship them);
+* how its stats rows are computed where the work runs (:meth:`Input.rows`, through the metric's
+  validated ``corpus_stats``);
+* how Spark reads it (:meth:`Input.spark_records`: ``(index, (hypothesis, references))`` records;
+  text files are read by Spark itself, so HDFS or S3 paths never pass through the driver) and how a
+  partition's records become an input again (:meth:`Input.from_segments`).
+
+Kinds:
+
+* :class:`TextPairs` -- hypothesis strings and parallel reference streams;
+* :class:`SimulPairs` -- :class:`~evalpipe.sufficient_stats.segments.SimulHypothesis` objects (from
+  SimulEval logs, see :mod:`evalpipe.simul.records`, or the simultaneous server) and at most one
+  reference stream;
+* :class:`TextFiles` -- a hypothesis file and reference files read where the work runs;
+* :class:`Items` -- arbitrary items that a user evaluator scores one by one
+  (:mod:`evalpipe.sentence_evaluator`).
+
+Talk-level streaming logs (long-form simultaneous translation) are the next kind: a subclass whose
+segments are whole talks, split by talk, whose ``rows`` rebuild and realign each talk before the
+metric sees its sentences -- the engines need no change.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+from evalpipe.corpus import count_lines, read_lines
+from evalpipe.errors import InputError
+from evalpipe.sufficient_stats.segments import SimulHypothesis
+
+Segment = Tuple[Any, Tuple[str, ...]]
+
+
+class Input(ABC):
+    """Base of the input kinds (see the module docstring)."""
+
+    nrefs: int = 0
+
+    @abstractmethod
+    def __len__(self) -> int:
+        ...
+
+    @abstractmethod
+    def split(self, parts: int) -> List["Input"]:
+        """At most ``parts`` contiguous chunks, in order, covering every segment once."""
+
+    @abstractmethod
+    def rows(self, metric: Any) -> List[list]:
+        """The stats rows of every segment, in order."""
+
+    @abstractmethod
+    def segments(self) -> Iterator[Segment]:
+        """``(hypothesis, references)`` of every segment, in order."""
+
+    def spark_records(self, sc: Any, slices: int) -> Any:
+        """An RDD of ``(index, (hypothesis, references))`` records in at least ``slices`` partitions."""
+        records = list(enumerate(self.segments()))
+        return sc.parallelize(records, max(slices, min(len(records) // 20000, 1000)))
+
+    @classmethod
+    def from_segments(cls, segments: Sequence[Segment], nrefs: int) -> "Input":
+        """An in-memory input of ``(hypothesis, references)`` segments (a Spark partition)."""
+        hyps = [h for h, _ in segments]
+        streams = [[refs[k] for _, refs in segments] for k in range(nrefs)]
+        if issubclass(cls, Pairs):
+            return cls(hyps, streams)
+        return (SimulPairs if hyps and isinstance(hyps[0], SimulHypothesis) else TextPairs)(hyps, streams)
+
+
+def _bounds(n: int, parts: int) -> List[Tuple[int, int]]:
+    size = max(1, -(-n // max(1, parts)))
+    return [(i, min(n, i + size)) for i in range(0, n, size)]
+
+
+class Pairs(Input):
+    """Hypotheses in memory with parallel reference streams (``references[k][i]``: reference k of
+    segment i)."""
+
+    hypothesis_type: type = object
+
+    def __init__(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]], name: str = "") -> None:
+        self.name = name
+        if isinstance(hypotheses, str) or isinstance(references, str) \
+                or any(isinstance(stream, str) for stream in references):
+            raise InputError(f"{type(self).__name__}: expected a list of hypotheses and a list of reference "
+                             f"streams (lists of strings), got a string", name or None)
+        self.hypotheses, self.references = list(hypotheses), [list(stream) for stream in references]
+        for k, stream in enumerate(self.references):
+            if len(stream) != len(self.hypotheses):
+                raise InputError(f"reference stream {k + 1} has {len(stream)} lines but the hypotheses have "
+                                 f"{len(self.hypotheses)}", name or None)
+        bad = next((i for i, h in enumerate(self.hypotheses) if not isinstance(h, self.hypothesis_type)), None)
+        if bad is not None:
+            raise InputError(f"{type(self).__name__}: segment {bad + 1}: expected a "
+                             f"{self.hypothesis_type.__name__} hypothesis, got {type(self.hypotheses[bad]).__name__}",
+                             name or None)
+        self.nrefs = len(self.references)
+
+    def __len__(self) -> int:
+        return len(self.hypotheses)
+
+    def split(self, parts: int) -> List["Input"]:
+        return [type(self)(self.hypotheses[a:b], [r[a:b] for r in self.references], self.name)
+                for a, b in _bounds(len(self), parts)]
+
+    def rows(self, metric: Any) -> List[list]:
+        return metric.corpus_stats(self.hypotheses, self.references)
+
+    def segments(self) -> Iterator[Segment]:
+        return zip(self.hypotheses, zip(*self.references) if self.references else ((),) * len(self))
+
+
+class TextPairs(Pairs):
+    """Hypothesis strings and reference streams."""
+
+    hypothesis_type = str
+
+
+class SimulPairs(Pairs):
+    """Simultaneous hypotheses (:class:`SimulHypothesis`) and at most one reference stream."""
+
+    hypothesis_type = SimulHypothesis
+
+
+class TextFiles(Input):
+    """A hypothesis file and reference files (paths or, for Spark, URIs), lines ``start:stop``, read
+    where the work runs: by this process for the local and pool engines, by Spark itself for Spark."""
+
+    def __init__(self, hypothesis: str, references: Sequence[str], start: int = 0, stop: Optional[int] = None) -> None:
+        self.hypothesis, self.reference_paths = hypothesis, list(references)
+        self.name, self.start, self.stop = hypothesis, start, stop
+        self.nrefs = len(self.reference_paths)
+
+    def __len__(self) -> int:
+        total = count_lines(self.hypothesis)
+        return (total if self.stop is None else min(total, self.stop)) - self.start
+
+    def read(self) -> TextPairs:
+        """The lines ``start:stop`` of every file; files of different lengths are an :class:`InputError`."""
+        hyps = read_lines(self.hypothesis)
+        refs = [read_lines(p) for p in self.reference_paths]
+        for path, lines in zip(self.reference_paths, refs):
+            if len(lines) != len(hyps):
+                raise InputError(f"line counts differ: {self.hypothesis} has {len(hyps)} lines, "
+                                 f"{path} has {len(lines)} lines")
+        cut = slice(self.start, self.stop)
+        return TextPairs(hyps[cut], [r[cut] for r in refs], self.hypothesis)
+
+    def split(self, parts: int) -> List["Input"]:
+        return [TextFiles(self.hypothesis, self.reference_paths, self.start + a, self.start + b)
+                for a, b in _bounds(len(self), parts)]
+
+    def rows(self, metric: Any) -> List[list]:
+        return self.read().rows(metric)
+
+    def segments(self) -> Iterator[Segment]:
+        return self.read().segments()
+
+    def spark_records(self, sc: Any, slices: int) -> Any:
+        """Spark reads the files (``textFile``, Hadoop's line reader: ``\\n``, ``\\r`` or ``\\r\\n``;
+        undecodable bytes become U+FFFD) and joins them by line number."""
+        def indexed(path: str) -> Any:
+            return sc.textFile(path, slices).zipWithIndex().map(lambda pair: (pair[1], pair[0]))
+
+        joined = indexed(self.hypothesis).mapValues(lambda h: (h, ()))
+        counts = {self.hypothesis: joined.count()}
+        for path in self.reference_paths:
+            ref = indexed(path)
+            counts[path] = ref.count()
+            joined = joined.join(ref).mapValues(lambda pair: (pair[0][0], pair[0][1] + (pair[1],)))
+        if len(set(counts.values())) != 1:
+            shown = ", ".join(f"{p} has {n} lines" for p, n in counts.items())
+            raise InputError(f"line counts differ: {shown}")
+        if self.start or self.stop is not None:
+            stop = float("inf") if self.stop is None else self.stop
+            joined = joined.filter(lambda rec, a=self.start, b=stop: a <= rec[0] < b)
+        return joined
+
+
+class Items(Input):
+    """Arbitrary items (sentences with gold labels, say) for an evaluator whose ``evaluate_item(item)``
+    returns a stats vector."""
+
+    def __init__(self, items: Sequence[Any]) -> None:
+        self.items = list(items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def split(self, parts: int) -> List["Input"]:
+        return [Items(self.items[a:b]) for a, b in _bounds(len(self), parts)]
+
+    def rows(self, metric: Any) -> List[list]:
+        return [list(metric.evaluate_item(item)) for item in self.items]
+
+    def segments(self) -> Iterator[Segment]:
+        return ((item, ()) for item in self.items)
+
+    @classmethod
+    def from_segments(cls, segments: Sequence[Segment], nrefs: int) -> "Input":
+        return cls([item for item, _ in segments])

@@ -1,0 +1,168 @@
+"""Reading a test set in the MT Metrics Eval (MTME) directory layout.
+
+``ROOT/NAME/`` holds ``sources/SRC-TGT.txt``, optionally ``documents/SRC-TGT.docs`` (lines
+``DOMAIN DOC``), ``references/SRC-TGT.REF.txt``, ``system-outputs/SRC-TGT/SYS.txt``,
+``human-scores/SRC-TGT.SCORER.LEVEL.score`` and ``metric-scores/SRC-TGT/METRIC-REF.LEVEL.score``.
+LEVEL is ``sys``, ``domain``, ``doc`` or ``seg``.  Score files have lines ``SYS SCORE`` (domain
+files: ``DOMAIN SYS SCORE``); ``None`` marks a missing human score.  Every malformed line raises
+:class:`EvalSetError` naming the file and line.  Without a documents file the set has one domain and
+one document, both called ``all``.
+"""
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+from typing import Dict, List, Optional, Sequence
+
+from evalpipe.corpus import CorpusError, decode_lines
+from evalpipe.errors import InputError, UsageError
+
+LEVELS = ("sys", "domain", "doc", "seg")
+
+
+class EvalSetError(InputError):
+    """A file of the evaluation set that does not have the expected form."""
+
+
+def _read_lines(path: str) -> List[str]:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise EvalSetError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return decode_lines(raw, path)
+    except CorpusError as exc:
+        raise EvalSetError(str(exc)) from None
+
+
+def read_score_file(path: str, domains: Optional[Sequence[str]] = None) -> Dict[str, List[Optional[float]]]:
+    """``{system: [score or None, ...]}`` from an MTME score file (domain files need ``domains``)."""
+    return parse_score_lines(_read_lines(path), path, domains)
+
+
+def parse_score_lines(lines: Sequence[str], path: str, domains: Optional[Sequence[str]] = None
+                      ) -> Dict[str, List[Optional[float]]]:
+    """Score lines (``SYS SCORE`` or ``DOMAIN SYS SCORE``); ``path`` names them in errors."""
+    scores: Dict[str, List[Optional[float]]] = {}
+    for number, line in enumerate(lines, 1):
+        fields = line.split()
+        expected = 3 if domains is not None else 2
+        if len(fields) != expected:
+            form = "DOMAIN SYSTEM SCORE" if domains is not None else "SYSTEM SCORE"
+            raise EvalSetError(f"{path}, line {number}: expected {expected} fields ({form}), got {len(fields)}: {line!r}")
+        try:
+            score = None if fields[-1] == "None" else float(fields[-1])
+        except ValueError:
+            raise EvalSetError(f"{path}, line {number}: expected a number or None, got {fields[-1]!r}") from None
+        if domains is None:
+            scores.setdefault(fields[0], []).append(score)
+        else:
+            domain, system = fields[0], fields[1]
+            if domain not in domains:
+                raise EvalSetError(f"{path}, line {number}: unknown domain {domain!r}; expected one of {list(domains)}")
+            scores.setdefault(system, [None] * len(domains))[list(domains).index(domain)] = score
+    return scores
+
+
+class EvalSet:
+    """One language pair of an MTME test set: texts, documents, domains, human and metric scores."""
+
+    def __init__(self, root: str, name: str, lp: str) -> None:
+        self.root, self.name, self.lp = root, name, lp
+        self.dir = os.path.join(root, name)
+        if not os.path.isdir(self.dir):
+            raise EvalSetError(f"no test set {name!r} under {root}")
+        src_file = os.path.join(self.dir, "sources", f"{lp}.txt")
+        if not os.path.exists(src_file):
+            pairs = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(self.dir, "sources", "*.txt")))
+            raise EvalSetError(f"no language pair {lp!r} in {self.dir}; found {pairs}")
+        self.src = _read_lines(src_file)
+        n = len(self.src)
+        doc_file = os.path.join(self.dir, "documents", f"{lp}.docs")
+        if os.path.exists(doc_file):
+            rows = []
+            for number, line in enumerate(_read_lines(doc_file), 1):
+                fields = line.split()
+                if len(fields) != 2:
+                    raise EvalSetError(f"{doc_file}, line {number}: expected DOMAIN DOC, got {line!r}")
+                rows.append(fields)
+            if len(rows) != n:
+                raise EvalSetError(f"{doc_file} has {len(rows)} lines, the source has {n}")
+        else:
+            rows = [["all", "all"]] * n
+        self.domain_per_seg = [r[0] for r in rows]
+        self.doc_per_seg = [r[1] for r in rows]
+        self.domains = sorted(set(self.domain_per_seg))
+        self.docs = [k for k, _ in itertools.groupby(self.doc_per_seg)]
+        if len(self.docs) != len(set(self.docs)):
+            raise EvalSetError(f"{doc_file}: the segments of each document must be contiguous")
+        self.refs: Dict[str, List[str]] = {}
+        for path in sorted(glob.glob(os.path.join(self.dir, "references", f"{lp}.*.txt"))):
+            ref = os.path.basename(path)[len(lp) + 1:-4]
+            self.refs[ref] = self._aligned(path)
+        self.sys_outputs: Dict[str, List[str]] = {}
+        for path in sorted(glob.glob(os.path.join(self.dir, "system-outputs", lp, "*.txt"))):
+            self.sys_outputs[os.path.basename(path)[:-4]] = self._aligned(path)
+        self.scores: Dict[str, Dict[str, Dict[str, List[Optional[float]]]]] = {lv: {} for lv in LEVELS}
+        self.human_score_names = set()
+        for path in sorted(glob.glob(os.path.join(self.dir, "human-scores", f"{lp}.*.score"))):
+            scorer, level = self._parse_name(os.path.basename(path)[len(lp) + 1:-6], path)
+            self.human_score_names.add(scorer)
+            self.scores[level][scorer] = self._checked(read_score_file(path, self.domains if level == "domain" else None),
+                                                       level, path)
+        self.metric_names = set()
+        for path in sorted(glob.glob(os.path.join(self.dir, "metric-scores", lp, "*.score"))):
+            self.add_metric_file(path)
+
+    @staticmethod
+    def _parse_name(stem: str, path: str):
+        scorer, dot, level = stem.rpartition(".")
+        if not dot or level not in LEVELS:
+            raise EvalSetError(f"{path}: expected a name ending in .LEVEL.score with LEVEL one of {', '.join(LEVELS)}")
+        return scorer, level
+
+    def _aligned(self, path: str) -> List[str]:
+        lines = _read_lines(path)
+        if len(lines) != len(self.src):
+            raise EvalSetError(f"{path} has {len(lines)} lines, the source has {len(self.src)}")
+        return lines
+
+    def level_size(self, level: str) -> int:
+        return {"sys": 1, "domain": len(self.domains), "doc": len(self.docs), "seg": len(self.src)}[level]
+
+    def _checked(self, scores, level: str, path: str):
+        size = self.level_size(level)
+        for system, values in scores.items():
+            if len(values) != size:
+                raise EvalSetError(f"{path}: system {system!r} has {len(values)} {level} scores, expected {size}")
+        return scores
+
+    def add_metric_file(self, path: str) -> str:
+        """Read ``METRIC-REF.LEVEL.score`` and return the metric name."""
+        metric, level = self._parse_name(os.path.basename(path)[:-6], path)
+        self.metric_names.add(metric)
+        self.scores[level][metric] = self._checked(
+            read_score_file(path, self.domains if level == "domain" else None), level, path)
+        return metric
+
+    def Scores(self, level: str, scorer: str) -> Optional[Dict[str, List[Optional[float]]]]:  # noqa: N802 (MTME's name)
+        """``{system: scores}`` of a human scorer or metric at a level, or None when absent."""
+        if level not in LEVELS:
+            raise UsageError(f"expected a level among {', '.join(LEVELS)}, got {level!r}")
+        return self.scores[level].get(scorer)
+
+    def human_sys_names(self, scorer: str, level: str = "sys") -> List[str]:
+        """Systems with at least one non-None human score at a level, sorted."""
+        scores = self.Scores(level, scorer) or {}
+        return sorted(s for s, v in scores.items() if any(x is not None for x in v))
+
+
+def list_sets(root: str) -> Dict[str, List[str]]:
+    """``{test set: [language pairs]}`` under ``root``."""
+    out = {}
+    for d in sorted(glob.glob(os.path.join(root, "*", "sources"))):
+        name = os.path.basename(os.path.dirname(d))
+        out[name] = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(d, "*.txt")))
+    return out

@@ -1,0 +1,47 @@
+"""Scoring every system of an EvalSet with an evalpipe metric, into MTME metric-score files."""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional
+
+from evalpipe.engines import Engine, Job
+from evalpipe.engines.local import LocalEngine
+from evalpipe.errors import UsageError
+from evalpipe.inputs import TextPairs
+from evalpipe.meta.evalset import EvalSet
+from evalpipe.registry import MetricSpec
+from evalpipe.sufficient_stats.vectors import sum_stats
+
+
+def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[str] = None,
+               engine: Optional[Engine] = None, systems: Optional[List[str]] = None) -> Dict[str, str]:
+    """Write ``metric-scores/LP/NAME-REFS.sys.score`` and ``.seg.score`` for every system output.
+
+    Segment scores are the metric of each segment's own stats; system scores the metric of the
+    summed stats (so system BLEU is corpus BLEU, not an average of sentence scores).  Returns the
+    paths written.
+    """
+    for ref in refs:
+        if ref not in evs.refs:
+            raise UsageError(f"unknown reference {ref!r}; the set has {', '.join(sorted(evs.refs))}")
+    engine, metric = engine or LocalEngine(), spec.build()
+    streams = [evs.refs[r] for r in refs]
+    label = (name or spec.name).replace("-", "_").replace("*", "x").replace("+", "_")
+    base = f"{label}-{'.'.join(refs) if len(refs) == 1 else 'all' if len(refs) == len(evs.refs) else '_'.join(refs)}"
+    out_dir = os.path.join(evs.dir, "metric-scores", evs.lp)
+    os.makedirs(out_dir, exist_ok=True)
+    sys_lines, seg_lines = [], []
+    for system in sorted(systems or evs.sys_outputs):
+        if system in refs:
+            continue  # a reference scored against itself says nothing
+        rows = engine.rows(Job(spec, TextPairs(evs.sys_outputs[system], streams, system)))
+        sys_lines.append(f"{system}\t{metric.score(sum_stats(rows, metric.num_stats))!r}")
+        seg_lines += [f"{system}\t{metric.segment_score(row)!r}" for row in rows]
+    paths = {}
+    for level, lines in (("sys", sys_lines), ("seg", seg_lines)):
+        path = os.path.join(out_dir, f"{base}.{level}.score")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+        evs.add_metric_file(path)
+        paths[level] = path
+    return paths

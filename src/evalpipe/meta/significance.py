@@ -1,0 +1,284 @@
+"""Is one metric's correlation with human scores significantly higher than another's?
+
+PERM-BOTH permutation test (Deutsch et al., 2021), as MT Metrics Eval's ``PermutationSigDiff``
+defines it: human scores missing (None) are dropped per row; both metrics' remaining scores are
+z-normalized; each trial swaps the two metrics' scores at the positions where a fair coin comes up
+heads; the p-value is the share of trials in which metric 2's correlation minus metric 1's is at
+least the observed difference.  Early stopping as MTME: after every ``block_size`` trials, stop if
+the running p-value is below ``early_min`` or above ``early_max``.
+
+Two random modes:
+
+* ``mode="mtme"`` -- MTME's draws exactly: a legacy ``numpy.random.RandomState(seed)`` (the stream
+  ``numpy.random.seed(seed)`` gives MTME's global generator), one ``binomial(1, 0.5, N)`` per trial in
+  order, correlations computed trial by trial.  With the same systems in the same order, p-values
+  equal MTME's.
+* ``mode="fast"`` (default) -- all trials drawn at once from ``numpy.random.default_rng(seed)``;
+  Pearson is linear in the swap mask (sums of products of the mask with fixed vectors), Kendall
+  counts depend on the pair of coins of each pair of positions (one table lookup per pair), so every
+  trial is computed with matrix operations.  Same test, different random stream.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalpipe.errors import UsageError
+from evalpipe.meta.correlation import STATISTICS, Pair, groups, kendall_from_counts
+
+
+def _zscore(v: np.ndarray) -> np.ndarray:
+    return (v - v.mean()) / v.std()
+
+
+def _packed(gold, m1, m2, num_sys, average_by):
+    g1 = groups(gold, m1, num_sys, average_by)
+    g2 = groups(gold, m2, num_sys, average_by)
+    lens = [len(g) for g, _ in g1]
+    y = np.concatenate([g for g, _ in g1]) if g1 else np.zeros(0)
+    s1 = _zscore(np.concatenate([m for _, m in g1]))
+    s2 = _zscore(np.concatenate([m for _, m in g2]))
+    return lens, y, s1, s2
+
+
+def _average(values: np.ndarray, replace_nans_with_zeros: bool) -> np.ndarray:
+    """Mean over the last axis ignoring NaN (or counting NaN as 0); 0 when nothing is left."""
+    if replace_nans_with_zeros:
+        return np.nan_to_num(values).mean(axis=-1)
+    ok = ~np.isnan(values)
+    n = ok.sum(axis=-1)
+    total = np.where(ok, values, 0.0).sum(axis=-1)
+    return np.where(n > 0, total / np.maximum(n, 1), 0.0)
+
+
+def _corr_loop(statistic, bounds, y, mscores, replace_nans_with_zeros, options) -> float:
+    fn = STATISTICS[statistic]
+    vals = np.array([fn(y[b:e], mscores[b:e], **options) for b, e in bounds], dtype=np.float64)
+    return float(_average(vals, replace_nans_with_zeros))
+
+
+def _pearson_batch(W: np.ndarray, y, s1, s2, starts, lens) -> Tuple[np.ndarray, np.ndarray]:
+    """Per-trial, per-group Pearson of (mix1, gold) and (mix2, gold), mix1 = s2 + W d, mix2 = s1 - W d."""
+    n = np.asarray(lens, dtype=np.float64)
+    seg = lambda v: np.add.reduceat(v, starts, axis=-1)  # noqa: E731
+    yc = y - np.repeat(seg(y) / n, lens)
+    ynorm = np.sqrt(seg(yc * yc))
+    d = s1 - s2
+    out = []
+    for base, sign in ((s2, 1.0), (s1, -1.0)):
+        dd = sign * d
+        sum_m = seg(base) + seg(W * dd)
+        sum_m2 = seg(base * base) + seg(W * (2 * base * dd + dd * dd))
+        cross = seg(yc * base) + seg(W * (yc * dd))
+        var = sum_m2 - sum_m * sum_m / n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = cross / (np.sqrt(np.maximum(var, 0.0)) * ynorm)
+        r = np.where((var <= 1e-12 * np.maximum(sum_m2, 1.0)) | (ynorm == 0), np.nan, np.clip(r, -1.0, 1.0))
+        out.append(r)
+    return out[0], out[1]
+
+
+def _kendall_tables(y, s1, s2, bounds, epsilon):
+    """For every pair of positions in a group: its group and its :class:`Pair` outcome under each of
+    the four coin combinations (which metric each side takes)."""
+    rows_i, rows_j, group = [], [], []
+    for gi, (b, e) in enumerate(bounds):
+        i, j = np.triu_indices(e - b, 1)
+        rows_i.append(i + b)
+        rows_j.append(j + b)
+        group.append(np.full(len(i), gi))
+    i, j, group = np.concatenate(rows_i), np.concatenate(rows_j), np.concatenate(group)
+    dy = y[i] - y[j]
+    table = np.empty((len(i), 4), dtype=np.int8)
+    for case, (a, b) in enumerate(((s2, s2), (s2, s1), (s1, s2), (s1, s1))):  # (w_i, w_j) = 00, 01, 10, 11
+        dx = a[i] - b[j]
+        x_tie, y_tie = np.abs(dx) <= epsilon, dy == 0
+        con = ~x_tie & ~y_tie & (np.sign(dx) == np.sign(dy))
+        table[:, case] = np.select([x_tie & y_tie, x_tie, y_tie, con],
+                                   [Pair.BOTH_TIED, Pair.METRIC_TIE, Pair.HUMAN_TIE, Pair.CONCORDANT],
+                                   default=Pair.DISCORDANT)
+    return i, j, group, table
+
+
+def _kendall_batch(W, tables, n_groups, variant):
+    i, j, group, table = tables
+    wb = W.astype(np.int8)
+    case1 = 2 * wb[:, i] + wb[:, j]  # mix1 takes s1 where w = 1
+    trials = len(W)
+    if variant in ("23", "acc23"):
+        # linear in the outcome: sum a per-pair value per group (pairs are stored group by group)
+        worth = np.zeros(len(Pair), dtype=np.float32)  # each outcome's share of tau, indexed by Pair
+        worth[[Pair.CONCORDANT, Pair.BOTH_TIED]] = 1
+        if variant == "23":
+            worth[[Pair.DISCORDANT, Pair.METRIC_TIE, Pair.HUMAN_TIE]] = -1
+        value_table = worth[table]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        per_group = np.bincount(group, minlength=n_groups).astype(np.float64)
+        pair_index = np.arange(len(i))[None, :]
+        out = []
+        for case in (case1, 3 - case1):
+            sums = np.add.reduceat(value_table[pair_index, case], starts, axis=1, dtype=np.float64)
+            full = np.full((trials, n_groups), np.nan)
+            full[:, group[starts]] = sums / per_group[group[starts]]
+            out.append(full)
+        return out[0], out[1]
+    slot = (np.arange(trials)[:, None] * n_groups + group[None, :]) * 5
+    pair_index = np.arange(len(i))[None, :]
+    results = []
+    for case in (case1, 3 - case1):  # mix2 takes s1 where w = 0
+        outcome = table[pair_index, case]
+        counts = np.bincount((slot + outcome).ravel(), minlength=trials * n_groups * 5).reshape(trials, n_groups, 5)
+        con, dis, tx, ty, txy = (counts[:, :, k].astype(np.float64) for k in Pair)
+        if variant in ("23", "acc23", "b"):
+            values = _kendall_vec(con, dis, tx, ty, txy, variant)
+        else:
+            values = np.vectorize(lambda *c: kendall_from_counts(*c, variant=variant), otypes=[float])(
+                con, dis, tx, ty, txy)
+        results.append(values)
+    return results[0], results[1]
+
+
+def _kendall_vec(con, dis, tx, ty, txy, variant):
+    total = con + dis + tx + ty + txy
+    if variant == "acc23":
+        return (con + txy) / total
+    if variant == "23":
+        return (con + txy - dis - tx - ty) / total
+    x_tie, y_tie = tx + txy, ty + txy
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = (con - dis) / np.sqrt(total - x_tie) / np.sqrt(total - y_tie)
+    return np.where((x_tie == total) | (y_tie == total), np.nan, tau)
+
+
+def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],
+                     num_sys: int, average_by: str = "none", statistic: str = "pearson", k: int = 1000,
+                     seed: Optional[int] = None, mode: str = "fast", block_size: int = 1000,
+                     early_min: float = 0.02, early_max: float = 0.5, replace_nans_with_zeros: bool = False,
+                     random_state: Optional[np.random.RandomState] = None, **options: Any) -> Dict[str, Any]:
+    """``{"p_value", "delta", "trials"}``: is metric2's correlation higher than metric1's?
+
+    ``random_state`` (mtme mode): a shared legacy generator, so several tests draw from one stream
+    in order, as MTME's global generator does."""
+    if mode not in ("fast", "mtme"):
+        raise UsageError(f"expected mode fast or mtme, got {mode!r}")
+    if statistic not in STATISTICS:
+        raise UsageError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
+    lens, y, s1, s2 = _packed(gold, metric1, metric2, num_sys, average_by)
+    starts = np.r_[0, np.cumsum(lens)][:-1].astype(np.int64)
+    bounds = [(int(b), int(b + n)) for b, n in zip(starts, lens)]
+    corr = lambda m: _corr_loop(statistic, bounds, y, m, replace_nans_with_zeros, options)  # noqa: E731
+    delta = corr(s2) - corr(s1)
+    N = len(y)
+    if mode == "mtme":
+        rng = random_state if random_state is not None else np.random.RandomState(seed)
+        large, i = 0, 1
+        for i in range(1, k + 1):
+            w1 = rng.binomial(1, 0.5, N)
+            w2 = 1 - w1
+            c1, c2 = corr(w1 * s1 + w2 * s2), corr(w2 * s1 + w1 * s2)
+            if c2 - c1 >= delta:
+                large += 1
+            if i % block_size == 0:
+                p = large / i
+                if p < early_min or p > early_max:
+                    break
+        return {"p_value": large / i, "delta": delta, "trials": i}
+    W = np.random.default_rng(seed).integers(0, 2, size=(k, N)).astype(np.float64)
+    diffs = np.empty(k)
+    batch = max(1, min(k, 20_000_000 // max(N, 1)))
+    tables = None
+    for start in range(0, k, batch):
+        w = W[start:start + batch]
+        if statistic == "pearson":
+            r1, r2 = _pearson_batch(w, y, s1, s2, starts, lens)
+        elif statistic in ("kendall", "accuracy") and options.get("variant", "b") != "c":
+            if tables is None:
+                tables = _kendall_tables(y, s1, s2, bounds, options.get("epsilon", 0.0))
+            variant = "acc23" if statistic == "accuracy" else options.get("variant", "b")
+            r1, r2 = _kendall_batch(w, tables, len(lens), variant)
+        else:  # spearman, tau-c: trial by trial
+            r1 = np.array([[STATISTICS[statistic](y[b:e], (s2 + row * (s1 - s2))[b:e], **options) for b, e in bounds]
+                           for row in w])
+            r2 = np.array([[STATISTICS[statistic](y[b:e], (s1 - row * (s1 - s2))[b:e], **options) for b, e in bounds]
+                           for row in w])
+        diffs[start:start + len(w)] = _average(r2, replace_nans_with_zeros) - _average(r1, replace_nans_with_zeros)
+    hits = np.cumsum(diffs >= delta)
+    trials = k
+    for i in range(block_size, k + 1, block_size):
+        p = hits[i - 1] / i
+        if p < early_min or p > early_max:
+            trials = i
+            break
+    return {"p_value": float(hits[trials - 1] / trials), "delta": float(delta), "trials": int(trials)}
+
+
+def assign_ranks(sig: np.ndarray, threshold: float) -> List[int]:
+    """Significance clusters (MTME's AssignRanks): metrics sorted by decreasing correlation; metric i
+    starts a new rank when some metric of the current rank beats it with p <= threshold."""
+    ranks, current, start = [], 1, 0
+    for i in range(sig.shape[0]):
+        if any(sig[start:i, i] <= threshold):
+            current += 1
+            start = i
+        ranks.append(current)
+    return ranks
+
+
+def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequence[float]], num_sys: int,
+                        average_by: str = "none", statistic: str = "pearson", k: int = 1000,
+                        seed: Optional[int] = None, mode: str = "fast", threshold: float = 0.05,
+                        **options: Any) -> Dict[str, Any]:
+    """Rank metrics by correlation and cluster them by significance, as MTME's ``--matrix`` does.
+
+    ``sig[i, j]`` (i < j, metrics in decreasing order of correlation) is the p-value of the test that
+    metric i correlates better than metric j.  In mtme mode all tests share one legacy generator
+    seeded once, drawing in MTME's order (i, then j).
+    """
+    from evalpipe.meta.correlation import average_correlation
+
+    corrs = {name: average_correlation(gold, scores, num_sys, average_by, statistic, **options)[0]
+             for name, scores in metrics.items()}
+    order = sorted(corrs, key=lambda m: -corrs[m])
+    n = len(order)
+    sig = np.zeros((n, n))
+    shared = np.random.RandomState(seed) if mode == "mtme" else None
+    for i in range(n):
+        for j in range(i + 1, n):
+            result = permutation_test(gold, metrics[order[j]], metrics[order[i]], num_sys, average_by, statistic,
+                                      k=k, seed=None if seed is None else seed + i * n + j, mode=mode,
+                                      random_state=shared, **options)
+            sig[i, j] = result["p_value"]
+    return {"metrics": order, "correlations": [corrs[m] for m in order], "matrix": sig.tolist(),
+            "ranks": assign_ranks(sig, threshold)}
+
+
+def bootstrap_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],
+                   num_sys: int, average_by: str = "none", statistic: str = "pearson", k: int = 1000,
+                   seed: Optional[int] = None, **options: Any) -> Dict[str, Any]:
+    """Paired bootstrap of the correlation difference (Efron & Tibshirani's percentile bootstrap).
+
+    Resamples the averaged rows with replacement (systems for ``sys``, items for ``item``) or, with
+    ``average_by="none"``, the scored positions; ``p_value`` is the share of resamples in which
+    metric 2 does not correlate better than metric 1, ``ci`` the 95 % interval of the difference.
+    """
+    from evalpipe.meta.correlation import STATISTICS
+
+    fn = STATISTICS[statistic]
+    rows = groups(gold, metric1, num_sys, average_by)
+    rows2 = groups(gold, metric2, num_sys, average_by)
+    rng = np.random.default_rng(seed)
+    if average_by == "none":
+        (g, a), (_, b) = rows[0], rows2[0]
+        observed = fn(g, b, **options) - fn(g, a, **options)
+        draws = rng.integers(0, len(g), size=(k, len(g)))
+        diffs = np.array([fn(g[d], b[d], **options) - fn(g[d], a[d], **options) for d in draws])
+    else:
+        v1 = np.array([fn(g, m, **options) for g, m in rows])
+        v2 = np.array([fn(g, m, **options) for g, m in rows2])
+        observed = float(_average(v2, False) - _average(v1, False))
+        draws = rng.integers(0, len(v1), size=(k, len(v1)))
+        diffs = _average(v2[draws], False) - _average(v1[draws], False)
+    diffs = diffs[~np.isnan(diffs)]
+    return {"p_value": float(np.mean(diffs <= 0)), "delta": float(observed),
+            "ci": [float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))], "trials": int(len(diffs))}

@@ -1,0 +1,162 @@
+"""Plugins and metric specs: the one path from a name and ``KEY=VALUE`` options to a metric.
+
+Plugins register in entry-point groups -- ``evalpipe.metrics``, ``evalpipe.agents``,
+``evalpipe.engines`` -- and the built-ins are declared in ``setup.cfg`` exactly as a third party
+declares one.  Listing reads package metadata only; a plugin is imported when it is loaded, and one
+that fails to import raises :class:`~evalpipe.errors.PluginError` naming it, never taking the others
+down.  A plugin can also be loaded by import path, ``package.module:Class``.
+
+A :class:`MetricSpec` is a metric's name (an entry point, ``module:Class`` or a combination such as
+``bleu-ter``) with its options: it pickles, and :meth:`MetricSpec.build` rebuilds the metric in any
+process (once per process).  :func:`metric_specs` routes ``[METRIC.]KEY=VALUE`` options among several
+selected metrics; every front end (``serve``, ``score-corpus``, ``meta-eval add-metric``, ``simul``)
+loads metrics through it.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
+
+from evalpipe.errors import OptionError, PluginError
+from evalpipe.sufficient_stats.combine import Combination, looks_like_combination, parse_spec
+
+METRICS_GROUP = "evalpipe.metrics"
+AGENTS_GROUP = "evalpipe.agents"
+ENGINES_GROUP = "evalpipe.engines"
+
+
+@lru_cache(maxsize=None)
+def _entry_points(group: str) -> Dict[str, EntryPoint]:
+    """The group's entry points, read from package metadata once per process."""
+    return {ep.name: ep for ep in entry_points(group=group)}
+
+
+def list_plugins(group: str = METRICS_GROUP) -> List[str]:
+    """Names of the installed plugins of a group (nothing is imported)."""
+    return sorted(_entry_points(group))
+
+
+def list_metrics() -> List[str]:
+    """Names of the installed metric plugins (nothing is imported)."""
+    return list_plugins(METRICS_GROUP)
+
+
+def load_class(name: str, group: str = METRICS_GROUP) -> Any:
+    """The plugin registered as ``name`` in ``group``, or the object at import path ``module:Class``."""
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        try:
+            obj = importlib.import_module(module)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as exc:
+            raise PluginError(f"cannot load {name!r}: {type(exc).__name__}: {exc}") from exc
+        return obj
+    eps = _entry_points(group)
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "(none installed)"
+        raise PluginError(f"unknown plugin {name!r} in {group}; installed: {known}")
+    try:
+        return eps[name].load()
+    except Exception as exc:  # a broken third-party plugin must not take the others down
+        raise PluginError(f"plugin {name!r} ({eps[name].value}) failed to load: {type(exc).__name__}: {exc}") from exc
+
+
+def is_combination(name: str) -> bool:
+    """True when ``name`` is a combination spec rather than one metric's name."""
+    return looks_like_combination(name) and ":" not in name and name not in _entry_points(METRICS_GROUP)
+
+
+def _members(name: str) -> List[Tuple[float, str]]:
+    return parse_spec(name) if is_combination(name) else [(1.0, name)]
+
+
+def _accepts(name: str, key: str) -> bool:
+    """Whether the metric ``name`` (or a member of it) takes option ``[MEMBER.]KEY``."""
+    target, dot, opt = key.rpartition(".")
+    members = [member for _, member in _members(name)]
+    if dot:
+        return target == name or target in members
+    return any(opt in load_class(member).OPTIONS for member in members)
+
+
+def route_options(names: Sequence[str], options: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """One options dict per metric: ``NAME.KEY`` goes to the metric (or combination member) called
+    NAME, a bare ``KEY`` to every metric that (or a member of which) has that option.  An option that
+    reaches no metric is an :class:`OptionError` naming the metrics."""
+    routed: List[Dict[str, Any]] = [{} for _ in names]
+    for key, value in options.items():
+        hits = [i for i, name in enumerate(names) if _accepts(name, key)]
+        if not hits:
+            raise OptionError(f"option {key!r} matches no metric of {', '.join(names)} "
+                              f"(use METRIC.KEY, METRIC one of {', '.join(m for n in names for _, m in _members(n))})")
+        for i in hits:
+            target, dot, opt = key.rpartition(".")
+            routed[i][opt if dot and target == names[i] else key] = value
+    return routed
+
+
+def load_metric(name: str, **options: Any) -> Any:
+    """An instance of the metric called ``name`` (entry point, ``module:Class`` or combination such as
+    ``bleu-ter`` or ``0.7*bleu+0.3*chrf``, see :mod:`evalpipe.sufficient_stats.combine`)."""
+    if not is_combination(name):
+        return load_class(name, METRICS_GROUP)(**options)
+    terms = parse_spec(name)
+    members = [member for _, member in terms]
+    routed = route_options(members, options)
+    return Combination([(w, member, load_class(member)(**opts)) for (w, member), opts in zip(terms, routed)])
+
+
+_BUILT: Dict["MetricSpec", Any] = {}
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric as data: ``name`` plus ``options`` (sorted ``(key, value)`` pairs); picklable."""
+
+    name: str
+    options: Tuple[Tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, name: str, options: Mapping[str, Any] = ()) -> "MetricSpec":
+        return cls(name, tuple(sorted(dict(options).items())))
+
+    def build(self) -> Any:
+        """The metric, built once per process (engines' workers and executors call this)."""
+        metric = _BUILT.get(self)
+        if metric is None:
+            metric = _BUILT[self] = load_metric(self.name, **dict(self.options))
+        return metric
+
+
+def metric_specs(names: Sequence[str], options: Mapping[str, Any] = ()) -> List[MetricSpec]:
+    """Specs of several selected metrics with ``[METRIC.]KEY=VALUE`` options routed among them; each is
+    built once here, so an unknown name or a bad option fails now, naming itself."""
+    names = list(dict.fromkeys(names))
+    specs = [MetricSpec.of(n, opts) for n, opts in zip(names, route_options(names, dict(options)))]
+    for spec in specs:
+        spec.build()
+    return specs
+
+
+def parse_key_values(pairs: Sequence[str], what: str = "-o") -> Dict[str, str]:
+    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}``; a pair without ``=`` is an :class:`OptionError`."""
+    out: Dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise OptionError(f"{what}: expected KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parse_named_files(spec: str, what: str = "--system") -> Tuple[str, List[str]]:
+    """``NAME=FILE1[,FILE2...]`` -> ``(NAME, [FILE1, ...])``; anything else is an :class:`OptionError`."""
+    name, eq, files = spec.partition("=")
+    paths = [f for f in files.split(",") if f]
+    if not eq or not name or not paths:
+        raise OptionError(f"{what}: expected NAME=FILE1[,FILE2...], got {spec!r}")
+    return name, paths

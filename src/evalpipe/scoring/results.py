@@ -1,0 +1,88 @@
+"""Result records of corpus scoring and their table / JSON / TSV renderings.
+
+JSON schema (stable; documented in the README)::
+
+    {"evalpipe_version": str, "segments": int, "references": [path, ...],
+     "test": {"type": "bs" | "ar" | "stratified-ar" | null, "trials": int | null, "seed": int | null},
+     "results": [{"system": str, "metric": str, "score": float, "signature": str,
+                  "ci": [low, high] | null, "mean": float | null, "p_value": float | null,
+                  "baseline": bool, "runs": int, "run_scores": [float, ...],
+                  "sd_runs": float | null, "sd_bootstrap": float | null}, ...]}
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class Result:
+    """One system scored by one metric."""
+
+    system: str
+    metric: str
+    score: float
+    signature: str
+    ci: Optional[List[float]] = None
+    mean: Optional[float] = None
+    p_value: Optional[float] = None
+    baseline: bool = False
+    runs: int = 1
+    run_scores: List[float] = field(default_factory=list)
+    sd_runs: Optional[float] = None
+    sd_bootstrap: Optional[float] = None
+
+
+def sentences_json(records: List[Dict[str, Any]]) -> str:
+    """Per-segment scores as JSON lines."""
+    return "\n".join(json.dumps(rec, ensure_ascii=False) for rec in records)
+
+
+def sentences_tsv(records: List[Dict[str, Any]]) -> str:
+    """Per-segment scores as TSV with a header."""
+    lines = ["system\trun\tmetric\tsegment\tscore"]
+    lines += [f"{r['system']}\t{r['run']}\t{r['metric']}\t{r['segment']}\t{r['score']!r}" for r in records]
+    return "\n".join(lines)
+
+
+def to_json(results: List[Result], header: Dict[str, Any]) -> str:
+    return json.dumps({**header, "results": [asdict(r) for r in results]}, indent=1, ensure_ascii=False)
+
+
+def to_tsv(results: List[Result]) -> str:
+    cols = ["system", "metric", "score", "ci_low", "ci_high", "p_value", "runs", "sd_runs", "sd_bootstrap", "signature"]
+    lines = ["\t".join(cols)]
+    for r in results:
+        low, high = r.ci if r.ci else ("", "")
+        vals = [r.system, r.metric, repr(r.score), low, high, "" if r.p_value is None else r.p_value, r.runs,
+                "" if r.sd_runs is None else r.sd_runs, "" if r.sd_bootstrap is None else r.sd_bootstrap, r.signature]
+        lines.append("\t".join(map(str, vals)))
+    return "\n".join(lines)
+
+
+def to_table(results: List[Result], width: int) -> str:
+    """An aligned table: one row per system, one column per metric, signatures underneath."""
+    systems = list(dict.fromkeys(r.system for r in results))
+    metrics = list(dict.fromkeys(r.metric for r in results))
+    cell: Dict[tuple, Result] = {(r.system, r.metric): r for r in results}
+
+    def show(r: Result) -> str:
+        text = f"{r.score:.{width}f}"
+        if r.runs > 1 and r.sd_runs is not None:
+            text += f" (sd {r.sd_runs:.{width}f})"
+        if r.ci:
+            text += f" [{r.ci[0]:.{width}f}, {r.ci[1]:.{width}f}]"
+        if r.p_value is not None:
+            text += f" p={r.p_value:.4f}" + ("*" if r.p_value < 0.05 else "")
+        elif r.baseline:
+            text += " (baseline)"
+        return text
+
+    rows = [["system"] + metrics] + [[s] + [show(cell[(s, m)]) for m in metrics] for s in systems]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    out.append("")
+    for m in metrics:
+        out.append(f"{m}: {cell[(systems[0], m)].signature}")
+    return "\n".join(out)

@@ -1,0 +1,72 @@
+"""SimulEval instance records (``instances.log``, JSON lines) as typed input.
+
+A record holds ``prediction`` (target words), ``delays`` (source read per target word),
+``source_length``, ``reference`` and, for speech, ``elapsed``.  :func:`record_hypothesis` turns one
+into a :class:`~evalpipe.sufficient_stats.segments.SimulHypothesis`; :func:`records_input` turns many
+into :class:`~evalpipe.inputs.SimulPairs` (one reference stream; none when no record has a
+reference).  Errors name the file, the line and what was expected.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence
+
+from evalpipe.errors import InputError
+from evalpipe.inputs import SimulPairs
+from evalpipe.sufficient_stats.segments import SimulHypothesis
+
+
+def record_hypothesis(record: Dict[str, Any], source: Optional[str] = None, line: Optional[int] = None) -> SimulHypothesis:
+    """The simultaneous hypothesis of one SimulEval record."""
+    if not isinstance(record, dict):
+        raise InputError(f"expected a SimulEval instance (a JSON object), got {type(record).__name__}", source, line)
+    missing = [k for k in ("delays", "source_length") if k not in record]
+    if missing:
+        raise InputError(f"expected a SimulEval instance with {', '.join(map(repr, missing))}; "
+                         f"got keys {sorted(record)}", source, line)
+    length = record["source_length"]
+    if isinstance(length, list):  # some SimulEval versions write [length]
+        length = length[0] if len(length) == 1 else length
+    if isinstance(length, bool) or not isinstance(length, (int, float)):
+        raise InputError(f"expected source_length to be a number, got {record['source_length']!r}", source, line)
+    delays = record["delays"] or []
+    if not isinstance(delays, list) or not all(isinstance(d, (int, float)) and not isinstance(d, bool) for d in delays):
+        raise InputError(f"expected delays to be a list of numbers, got {str(delays)[:60]}", source, line)
+    text = record.get("prediction")
+    return SimulHypothesis(delays, float(length), record.get("elapsed"), text if isinstance(text, str) else None)
+
+
+def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = None,
+                  lines: Optional[Sequence[int]] = None) -> SimulPairs:
+    """Records as :class:`SimulPairs`; references must be all present or all absent."""
+    lines = lines or range(1, len(records) + 1)
+    hyps = [record_hypothesis(r, source, n) for r, n in zip(records, lines)]
+    refs = [r.get("reference") for r in records]
+    present = [isinstance(r, str) for r in refs]
+    if any(present) and not all(present):
+        n = lines[present.index(False)]
+        raise InputError("expected a 'reference' string in every instance (or in none)", source, n)
+    return SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
+
+
+def read_instances(path: str) -> SimulPairs:
+    """The records of a SimulEval ``instances.log`` (JSON lines) as :class:`SimulPairs`."""
+    records: List[Dict[str, Any]] = []
+    numbers: List[int] = []
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"expected a JSON object, {exc}", path, number) from None
+            records.append(record)
+            numbers.append(number)
+    if not records:
+        raise InputError(f"{path} holds no instances")
+    return records_input(records, path, numbers)

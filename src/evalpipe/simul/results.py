@@ -1,0 +1,47 @@
+"""Scores of finished simultaneous-translation instances, through the one scoring path.
+
+BLEU is sacrebleu's corpus BLEU of predictions against references; AL, AP, DAL and LAAL are means
+over sentences with a non-empty hypothesis, computed by the latency plugins' batched path (the same
+rows every engine computes).  The latency convention -- SimulEval 1.1 or the IWSLT 2020 server -- is
+decided here, in :func:`latency_specs`, for the server's ``/result``, its ``metrics.tsv`` and the
+``simul`` commands alike.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from evalpipe.engines import Engine, Job
+from evalpipe.engines.local import LocalEngine
+from evalpipe.registry import MetricSpec
+from evalpipe.simul.records import records_input
+
+LATENCY = ("AL", "AP", "DAL", "LAAL")
+
+
+def latency_specs(convention: str = "simuleval", unit: str = "text") -> Dict[str, MetricSpec]:
+    """The latency metrics reported for a run, under one convention (``simuleval`` or ``iwslt2020``)."""
+    return {name: MetricSpec.of(name.lower(), {"convention": convention, "unit": unit}) for name in LATENCY}
+
+
+def score_instances(instances: Sequence[Dict[str, Any]], convention: str = "simuleval", tokenize: str = "13a",
+                    unit: str = "text", engine: Engine = None) -> Dict[str, Any]:
+    """``{"BLEU", "AL", "AP", "DAL", "LAAL", "sentences", "without_hypothesis", "convention"}`` of
+    instance records; a latency metric with no scored sentence is None."""
+    data, engine = records_input(instances), engine or LocalEngine()
+    bleu = MetricSpec.of("bleu", {"tokenize": tokenize})
+    out: Dict[str, Any] = {"BLEU": bleu.build().score(engine.total(Job(bleu, data)))}
+    for name, spec in latency_specs(convention, unit).items():
+        total = engine.total(Job(spec, data))
+        out[name] = spec.build().score(total) if total[1] else None
+    out.update({"sentences": len(instances), "without_hypothesis": sum(1 for i in instances if not i.get("delays")),
+                "convention": convention})
+    return out
+
+
+def sentence_latency(instances: Sequence[Dict[str, Any]], convention: str = "simuleval",
+                     unit: str = "text") -> List[Dict[str, Any]]:
+    """Per-sentence AL, AP, DAL, LAAL of instance records (None for a sentence without hypothesis)."""
+    data = records_input(instances)
+    columns = {name: LocalEngine().rows(Job(spec, data)) for name, spec in latency_specs(convention, unit).items()}
+    return [{name: (rows[i][0] if rows[i][1] else None) for name, rows in columns.items()}
+            for i in range(len(instances))]

@@ -1,0 +1,300 @@
+"""The evaluation server for simultaneous translation, compatible with the IWSLT 2020 shared task.
+
+HTTP API (JSON replies; errors are 4xx with ``{"error": message}`` and the server keeps running):
+
+* ``GET /`` -> ``{"num_sentences": N}``;  ``POST /`` resets every session;
+* ``GET /src?sent_id=I[&segment_size=MS]`` -> ``{"sent_id", "segment_id", "segment"}``: for text
+  the next source word, then ``</s>``; for speech the next ``segment_size`` ms of 16 kHz samples (a
+  list of numbers), then ``</s>``;
+* ``PUT /hypo?sent_id=I`` with raw UTF-8 text: each whitespace token is recorded with the source
+  served so far (words, or ms) and the wall-clock time; ``</s>`` ends the hypothesis;
+* ``GET /result`` -> BLEU and AL/AP/DAL/LAAL as JSON (and, with ``--output DIR``, writes
+  ``instances.log`` in SimulEval's format, ``metrics.tsv`` per sentence and ``scores.json``).
+
+Improvements on the 2020 server: binds 127.0.0.1 by default; a sentence without hypothesis is
+scored (as an empty prediction, counted in ``without_hypothesis``); a missing ``</s>`` does not drop
+the last word; sessions of different sentences are independent and locked separately.
+
+Delays are recorded as the number of source units served, where serving ``</s>`` counts one more
+unit (the 2020 server's steps).  Instances report them capped at |X| (SimulEval's view); the
+``iwslt2020`` convention re-derives the |X| + 1 view (see :mod:`evalpipe.evaluators.latency`).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Dict, List, Optional, Sequence
+from urllib.parse import parse_qs, urlparse
+
+from evalpipe.errors import EvalpipeError, InputError
+from evalpipe.simul.agent import EOS
+from evalpipe.simul.results import score_instances, sentence_latency
+
+log = logging.getLogger(__name__)
+SAMPLE_RATE = 16000
+
+
+class RequestError(InputError):
+    """A bad request: ``status`` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Session:
+    """What the server knows of one sentence."""
+
+    served: float = 0          # source units served (words, or ms); serving </s> adds one word
+    segments: int = 0
+    eos_served: bool = False
+    tokens: List[str] = field(default_factory=list)
+    delays: List[float] = field(default_factory=list)
+    elapsed: List[float] = field(default_factory=list)
+    eos_delay: Optional[float] = None
+    started: Optional[float] = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Corpus:
+    """Sources (text words, or 16 kHz audio) and references."""
+
+    def __init__(self, references: Sequence[str], sources: Optional[Sequence[str]] = None,
+                 audio: Optional[Sequence[Sequence[float]]] = None) -> None:
+        if (sources is None) == (audio is None):
+            raise InputError("give either text sources or audio sources")
+        n_src = len(sources) if sources is not None else len(audio)
+        if n_src != len(references):
+            raise InputError(f"{n_src} sources but {len(references)} references")
+        self.references = list(references)
+        self.words = [s.split() for s in sources] if sources is not None else None
+        self.audio = list(audio) if audio is not None else None
+        self.unit = "text" if sources is not None else "speech"
+
+    def __len__(self) -> int:
+        return len(self.references)
+
+    def source_length(self, i: int) -> float:
+        return len(self.words[i]) if self.unit == "text" else len(self.audio[i]) * 1000 / SAMPLE_RATE
+
+    @classmethod
+    def from_files(cls, tgt_file: str, src_file: Optional[str] = None, wav_list: Optional[str] = None) -> "Corpus":
+        from evalpipe.corpus import check_same_length, read_lines
+
+        refs = read_lines(tgt_file)
+        if src_file:
+            sources = read_lines(src_file)
+            check_same_length([(src_file, sources), (tgt_file, refs)])
+            return cls(refs, sources=sources)
+        if wav_list:
+            import soundfile  # a real audio library, imported only for speech
+
+            paths = read_lines(wav_list)
+            check_same_length([(wav_list, paths), (tgt_file, refs)])
+            audio = []
+            for path in paths:
+                data, rate = soundfile.read(path, dtype="int16", always_2d=False)
+                if rate != SAMPLE_RATE:
+                    raise InputError(f"expected {SAMPLE_RATE} Hz audio, got {rate} Hz", path)
+                if getattr(data, "ndim", 1) != 1:
+                    raise InputError(f"expected mono audio, got {data.shape[1]} channels", path)
+                audio.append(data.tolist())
+            return cls(refs, audio=audio)
+        raise InputError("give --src-file (text) or --wav-list (speech)")
+
+
+class Evaluator:
+    """The server's state and operations, independent of HTTP."""
+
+    def __init__(self, corpus: Corpus, convention: str = "simuleval", tokenize: str = "13a",
+                 output: Optional[str] = None) -> None:
+        self.corpus = corpus
+        self.convention = convention
+        self.tokenize = tokenize
+        self.output = output
+        self._lock = threading.Lock()
+        self.sessions: Dict[int, Session] = {}
+
+    def info(self) -> Dict[str, Any]:
+        return {"num_sentences": len(self.corpus)}
+
+    def reset(self) -> None:
+        with self._lock:
+            self.sessions = {}
+
+    def _session(self, sent_id: Any) -> Session:
+        try:
+            i = int(sent_id)
+        except (TypeError, ValueError):
+            raise RequestError(f"expected an integer sent_id, got {sent_id!r}") from None
+        if not 0 <= i < len(self.corpus):
+            raise RequestError(f"sent_id {i} out of range: expected 0 to {len(self.corpus) - 1}", 404)
+        with self._lock:
+            return self.sessions.setdefault(i, Session())
+
+    def source(self, sent_id: Any, segment_size: Any = None) -> Dict[str, Any]:
+        session = self._session(sent_id)
+        i = int(sent_id)
+        with session.lock:
+            if session.started is None:
+                session.started = time.monotonic()
+            segment_id = session.segments
+            if self.corpus.unit == "text":
+                words = self.corpus.words[i]
+                if session.served < len(words):
+                    segment: Any = words[int(session.served)]
+                    session.served += 1
+                else:
+                    segment = EOS
+                    if not session.eos_served:
+                        session.served = len(words) + 1
+                        session.eos_served = True
+            else:
+                try:
+                    ms = float(segment_size)
+                except (TypeError, ValueError):
+                    raise RequestError(f"speech needs segment_size in ms, got {segment_size!r}") from None
+                if ms <= 0:
+                    raise RequestError(f"segment_size must be positive, got {segment_size!r}")
+                audio = self.corpus.audio[i]
+                start = int(round(session.served * SAMPLE_RATE / 1000))
+                if start < len(audio):
+                    end = min(len(audio), start + int(round(ms * SAMPLE_RATE / 1000)))
+                    segment = audio[start:end]
+                    session.served = end * 1000 / SAMPLE_RATE
+                else:
+                    segment = EOS
+                    session.eos_served = True
+            session.segments += 1
+        return {"sent_id": i, "segment_id": segment_id, "segment": segment}
+
+    def hypothesis(self, sent_id: Any, text: str) -> Dict[str, Any]:
+        session = self._session(sent_id)
+        with session.lock:
+            if session.eos_delay is not None:
+                raise RequestError(f"sentence {sent_id} already ended with {EOS}", 409)
+            now = (time.monotonic() - (session.started or time.monotonic())) * 1000
+            for token in text.split():
+                if token == EOS:
+                    session.eos_delay = session.served
+                    break
+                session.tokens.append(token)
+                session.delays.append(session.served)
+                # elapsed: source consumed (ms) plus the wall-clock time the agent has spent
+                session.elapsed.append(now + (session.served if self.corpus.unit == "speech" else 0))
+        return {"sent_id": int(sent_id), "received": len(text.split())}
+
+    def instances(self) -> List[Dict[str, Any]]:
+        out = []
+        with self._lock:
+            sessions = dict(self.sessions)
+        for i in range(len(self.corpus)):
+            s = sessions.get(i, Session())
+            src_len = self.corpus.source_length(i)
+            out.append({"index": i, "prediction": " ".join(s.tokens),
+                        "delays": [min(d, src_len) for d in s.delays], "elapsed": list(s.elapsed),
+                        "prediction_length": len(s.tokens), "reference": self.corpus.references[i],
+                        "source_length": src_len, "finished": s.eos_delay is not None})
+        return out
+
+    def result(self) -> Dict[str, Any]:
+        instances = self.instances()
+        scores = score_instances(instances, convention=self.convention, tokenize=self.tokenize, unit=self.corpus.unit)
+        if self.output:
+            self._write(instances, scores)
+        return scores
+
+    def _write(self, instances: List[Dict[str, Any]], scores: Dict[str, Any]) -> None:
+        os.makedirs(self.output, exist_ok=True)
+        rows = sentence_latency(instances, self.convention, self.corpus.unit)
+        with open(os.path.join(self.output, "instances.log"), "w", encoding="utf-8") as log_file, \
+                open(os.path.join(self.output, "metrics.tsv"), "w", encoding="utf-8") as table:
+            table.write("index\t" + "\t".join(rows[0] if rows else ()) + "\n")
+            for ins, row in zip(instances, rows):
+                log_file.write(json.dumps({**ins, "metric": row}, ensure_ascii=False) + "\n")
+                table.write(f"{ins['index']}\t" + "\t".join("" if v is None else repr(v) for v in row.values()) + "\n")
+        with open(os.path.join(self.output, "scores.json"), "w", encoding="utf-8") as handle:
+            json.dump(scores, handle, indent=1)
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Maps the HTTP API onto an :class:`Evaluator` (``server.evaluator``)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt: str, *args: Any) -> None:  # access logs to the logger, not stderr
+        log.debug("%s " + fmt, self.address_string(), *args)
+
+    def _reply(self, status: int, body: Any) -> None:
+        data = json.dumps(body).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _handle(self, method: str) -> None:
+        url = urlparse(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        evaluator: Evaluator = self.server.evaluator  # type: ignore[attr-defined]
+        try:
+            body = None
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                raw = self.rfile.read(length)
+                try:
+                    body = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise RequestError("expected a UTF-8 request body") from None
+            if method == "GET" and url.path == "/":
+                return self._reply(200, evaluator.info())
+            if method == "POST" and url.path == "/":
+                evaluator.reset()
+                return self._reply(200, {"reset": True})
+            if method == "GET" and url.path == "/src":
+                if "sent_id" not in query:
+                    raise RequestError("expected ?sent_id=I")
+                return self._reply(200, evaluator.source(query["sent_id"], query.get("segment_size")))
+            if method in ("PUT", "POST") and url.path == "/hypo":
+                if "sent_id" not in query:
+                    raise RequestError("expected ?sent_id=I")
+                return self._reply(200, evaluator.hypothesis(query["sent_id"], body or ""))
+            if method == "GET" and url.path == "/result":
+                return self._reply(200, evaluator.result())
+            raise RequestError(f"no such endpoint: {method} {url.path}; expected GET /, POST /, GET /src, "
+                               f"PUT /hypo, GET /result", 404)
+        except RequestError as exc:
+            self._reply(exc.status, {"error": str(exc)})
+        except EvalpipeError as exc:
+            self._reply(422, {"error": str(exc)})
+        except Exception as exc:  # never let one request take the server down
+            log.exception("request failed")
+            self._reply(500, {"error": f"{type(exc).__name__}: {exc}"})
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+
+class _Server(ThreadingHTTPServer):
+    # many agents connect at once (one connection per request): a short listen queue resets them
+    request_queue_size = 1024
+
+
+def make_server(evaluator: Evaluator, host: str = "127.0.0.1", port: int = 12321) -> ThreadingHTTPServer:
+    """A threaded HTTP server for ``evaluator`` (port 0 picks a free port: ``server.server_port``)."""
+    server = _Server((host, port), Handler)
+    server.daemon_threads = True
+    server.evaluator = evaluator  # type: ignore[attr-defined]
+    return server

@@ -1,0 +1,22 @@
+"""What one segment of a metric's input is.
+
+A text metric (``hypothesis_kind = "text"``) scores a hypothesis string against a tuple of reference
+strings.  A simultaneous-translation metric (``hypothesis_kind = "simul"``) scores a
+:class:`SimulHypothesis` -- when each target token was written -- against at most one reference.  A
+text metric given a :class:`SimulHypothesis` scores its ``text`` (quality + latency combinations).
+Wire forms (protocol fields, SimulEval records) are turned into these by the front ends that read them.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Sequence
+
+
+class SimulHypothesis(NamedTuple):
+    """A simultaneous hypothesis: ``delays[i]`` is the source read (words, or ms of speech) when target
+    token i was written; ``source_length`` is |X|; ``elapsed`` the wall-clock times (ms) of the tokens
+    for computation-aware latency; ``text`` the target words, for quality metrics."""
+
+    delays: Sequence[float]
+    source_length: float
+    elapsed: Optional[Sequence[float]] = None
+    text: Optional[str] = None
