@@ -1,11 +1,13 @@
 """The fast 13a tokenizer gives sacrebleu's output on every line of the shared data and on hard strings."""
 from __future__ import annotations
 
+import pytest
+
 import random
 
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
-from conftest import NEWS, lines
+from conftest import data_roots, lines
 from evalpipe.evaluators.tokenize_13a import tokenize_13a
 
 HARD = ["a...b", "x.,.,y", "1.2,3 a. b, -5 3-4", "&amp;&lt;&gt;&quot;", "<skipped> a-\nb", "", " ", "a..5",
@@ -27,8 +29,10 @@ def test_random_symbol_soup():
         assert tokenize_13a(line) == sacre(line), repr(line)
 
 
-def test_every_line_of_the_shared_data(news):
+@pytest.mark.parametrize("root", data_roots())
+def test_every_line_of_the_real_data(root):
     sacre = Tokenizer13a()
-    for path in sorted(NEWS.glob("*/*.txt")) + sorted(NEWS.glob("system-outputs/*/*.txt")):
+    news = root / "wmt21.news"
+    for path in sorted(news.glob("*/*.txt")) + sorted(news.glob("system-outputs/*/*.txt")):
         for line in lines(path):
             assert tokenize_13a(line) == sacre(line), (path, line)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Dict, List
 
 import click
@@ -126,7 +127,7 @@ def correlate_command(root, test_set, lp, human, level, average, statistic, vari
     """Correlate metric scores (stdin, granularity detected) with human scores."""
     evs = _load(root, test_set, lp)
     if scores_file == "-":
-        scores = parse_score_lines(click.get_text_stream("stdin").read().splitlines(), "<stdin>")
+        scores = parse_score_lines(sys.stdin.read().splitlines(), "<stdin>")
     else:
         scores = read_score_file(scores_file)
     level = level or _detect_level(evs, scores)
