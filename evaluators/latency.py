@@ -99,8 +99,15 @@ class LatencyMetric(Metric):
         reference = references[0] if references else None
         return [self.value(float(hypothesis.source_length), reference, delays), 1, 0]
 
+    def formula(self, delays: List[float], src_len: float, tgt_len: float) -> float:
+        raise NotImplementedError(f"{type(self).__name__} must implement formula()")
+
     def value(self, src_len: float, reference: Optional[str], delays: List[float]) -> float:
-        raise NotImplementedError(f"{type(self).__name__} must implement value()")
+        """The sentence's value under the configured convention."""
+        if self.options["convention"] == "iwslt2020":
+            delays, src_len = F.iwslt2020_inputs(delays, src_len)
+            return self.formula(delays, src_len, len(delays))
+        return self.formula(delays, src_len, self.target_length(reference, len(delays)))
 
     def reference_length(self, reference: Optional[str]) -> int:
         words = len(reference.split()) if isinstance(reference, str) else 0
@@ -110,20 +117,21 @@ class LatencyMetric(Metric):
                              f"(use -o target_length=hypothesis to score without one)")
         return words
 
+    def target_mode(self) -> str:
+        return self.options["target_length"] if self.uses_reference else "hypothesis"
+
     def target_length(self, reference: Optional[str], hyp_len: int) -> int:
-        mode = self.options["target_length"]
+        mode = self.target_mode()
         if mode == "hypothesis":
             return hyp_len
         ref_len = self.reference_length(reference)
         return ref_len if mode == "reference" else max(ref_len, hyp_len)
 
     # -- a block of segments -------------------------------------------------------------------
-    batched: ClassVar[bool] = False  # True where batch_values is implemented with numpy
-
     def block_stats(self, hypotheses: Sequence[SimulHypothesis], references: Sequence[Sequence[str]]) -> List[list]:
         """Rows of a block: the numpy path (:meth:`batch_values`) for the SimulEval convention where
         implemented, bit-identical per sentence to :meth:`segment_stats`."""
-        if not self.batched or self.options["convention"] != "simuleval":
+        if self.batch_formula is None or self.options["convention"] != "simuleval":
             return super().block_stats(hypotheses, references)
         delays = [self._delays(h) for h in hypotheses]
         kept = [i for i, d in enumerate(delays) if len(d)]
@@ -138,19 +146,18 @@ class LatencyMetric(Metric):
             rows[i] = [v, 1, 0]
         return rows
 
-    def batch_values(self, columns: "F.Columns", src: np.ndarray, references: List[Optional[str]]) -> np.ndarray:
-        raise NotImplementedError(f"{type(self).__name__} has no batched path")
+    #: the batched formula (columns, source lengths, target lengths) -> values, where there is one
+    batch_formula: ClassVar[Any] = None
 
-    def batch_target_lengths(self, columns: "F.Columns", references: List[Optional[str]],
-                             mode: Optional[str] = None) -> np.ndarray:
-        mode = mode or self.options["target_length"]
-        hyp = columns.lengths.astype(np.float64)
+    def batch_values(self, columns: "F.Columns", src: np.ndarray, references: List[Optional[str]]) -> np.ndarray:
+        """Per-sentence values of a block with numpy (the SimulEval convention)."""
+        mode, hyp = self.target_mode(), columns.lengths.astype(np.float64)
         if mode == "hypothesis":
-            return hyp
+            return type(self).batch_formula(columns, src, hyp)
         ref_lens = word_counts(references)
         if (ref_lens == 0).any():
             self.reference_length(references[int(np.argmax(ref_lens == 0))])  # raises, naming the problem
-        return ref_lens if mode == "reference" else np.maximum(ref_lens, hyp)
+        return type(self).batch_formula(columns, src, ref_lens if mode == "reference" else np.maximum(ref_lens, hyp))
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """Mean over scored sentences; an error when none was scored."""
@@ -164,9 +171,6 @@ class LatencyMetric(Metric):
         o = self.options
         return (f"{self.label}|conv:{o['convention']}|unit:{o['unit']}|ca:{'yes' if o['computation_aware'] else 'no'}"
                 f"|tgt:{o['target_length'] if self.uses_reference else 'hyp'}|evalpipe")
-
-    def _iwslt(self, src_len: float, delays: List[float]):
-        return F.iwslt2020_inputs(delays, src_len)
 
 
 _LAST_COLUMNS: List[Any] = [(), None]  # the delays of the last block and their layout, shared by metrics
@@ -186,31 +190,17 @@ def _columns(delays: List[Sequence[float]]) -> "F.Columns":
 class AP(LatencyMetric):
     """Average Proportion: sum of delays / (|X| |Y|)."""
 
-    name, label, batched = "ap", "AP", True
-
-    def value(self, src_len, reference, delays):
-        if self.options["convention"] == "iwslt2020":
-            d, src = self._iwslt(src_len, delays)
-            return F.average_proportion(d, src, len(d))
-        return F.average_proportion(delays, src_len, self.target_length(reference, len(delays)))
-
-    def batch_values(self, columns, src, references):
-        return F.batch_average_proportion(columns, src, self.batch_target_lengths(columns, references))
+    name, label = "ap", "AP"
+    formula = staticmethod(F.average_proportion)
+    batch_formula = staticmethod(F.batch_average_proportion)
 
 
 class AL(LatencyMetric):
     """Average Lagging (STACL)."""
 
-    name, label, batched = "al", "AL", True
-
-    def value(self, src_len, reference, delays):
-        if self.options["convention"] == "iwslt2020":
-            d, src = self._iwslt(src_len, delays)
-            return F.average_lagging(d, src, len(d))
-        return F.average_lagging(delays, src_len, self.target_length(reference, len(delays)))
-
-    def batch_values(self, columns, src, references):
-        return F.batch_average_lagging(columns, src, self.batch_target_lengths(columns, references))
+    name, label = "al", "AL"
+    formula = staticmethod(F.average_lagging)
+    batch_formula = staticmethod(F.batch_average_lagging)
 
 
 class LAAL(AL):
@@ -218,50 +208,30 @@ class LAAL(AL):
 
     name, label = "laal", "LAAL"
 
-    def target_length(self, reference, hyp_len):
-        return max(hyp_len, self.reference_length(reference))
-
-    def batch_values(self, columns, src, references):
-        return F.batch_average_lagging(columns, src, self.batch_target_lengths(columns, references, "max"))
+    def target_mode(self) -> str:
+        return "max"
 
 
 class DAL(LatencyMetric):
     """Differentiable Average Lagging (|Y| = hypothesis length)."""
 
-    name, label, batched = "dal", "DAL", True
-    uses_reference = False
-
-    def value(self, src_len, reference, delays):
-        if self.options["convention"] == "iwslt2020":
-            d, src = self._iwslt(src_len, delays)
-            return F.differentiable_average_lagging(d, src)
-        return F.differentiable_average_lagging(delays, src_len)
-
-    def batch_values(self, columns, src, references):
-        return F.batch_differentiable_average_lagging(columns, src)
+    name, label, uses_reference = "dal", "DAL", False
+    formula = staticmethod(lambda delays, src_len, tgt_len: F.differentiable_average_lagging(delays, src_len))
+    batch_formula = staticmethod(lambda columns, src, tgt: F.batch_differentiable_average_lagging(columns, src))
 
 
 class StartOffset(LatencyMetric):
     """Delay of the first target token."""
 
-    name, label = "start_offset", "StartOffset"
-    uses_reference = False
-
-    def value(self, src_len, reference, delays):
-        return self._iwslt(src_len, delays)[0][0] if self.options["convention"] == "iwslt2020" else delays[0]
+    name, label, uses_reference = "start_offset", "StartOffset", False
+    formula = staticmethod(lambda delays, src_len, tgt_len: delays[0])
 
 
 class EndOffset(LatencyMetric):
     """Delay of the last target token minus the source length."""
 
-    name, label = "end_offset", "EndOffset"
-    uses_reference = False
-
-    def value(self, src_len, reference, delays):
-        if self.options["convention"] == "iwslt2020":
-            d, src = self._iwslt(src_len, delays)
-            return d[-1] - src
-        return delays[-1] - src_len
+    name, label, uses_reference = "end_offset", "EndOffset", False
+    formula = staticmethod(lambda delays, src_len, tgt_len: delays[-1] - src_len)
 
 
 class ATD(LatencyMetric):
@@ -272,8 +242,7 @@ class ATD(LatencyMetric):
     (elapsed - delays) is added to each target token, as SimulEval does.
     """
 
-    name, label = "atd", "ATD"
-    uses_reference = False
+    name, label, uses_reference = "atd", "ATD", False
 
     def segment_stats(self, hypothesis: SimulHypothesis, references: Tuple[str, ...]) -> List[Any]:
         delays = list(hypothesis.delays)

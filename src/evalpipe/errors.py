@@ -1,16 +1,10 @@
-"""The one family of evalpipe errors.
+"""The one family of evalpipe errors, rooted in :class:`EvalpipeError`; this module imports nothing.
 
-Every error a user can cause is an :class:`EvalpipeError`.  Front ends map the family once:
-
-* the command line turns :class:`UsageError` (and its subclasses) into exit code 2 with the usage
-  line, every other :class:`EvalpipeError` into ``Error: ...`` and exit code 1;
-* the line protocol turns any of them into one ``ERROR ||| message`` reply and goes on; an exception
-  outside the family is a bug, answered with ``ERROR ||| internal error: ...`` and logged with its
-  traceback;
-* the HTTP server answers 4xx with ``{"error": message}``.
-
-Data errors subclass :class:`ValueError` and lookup errors :class:`LookupError`, so code written
-against the built-in exceptions keeps working.  This module imports nothing: every layer may use it.
+Front ends map the family once: the CLI turns :class:`UsageError` into exit code 2 with the usage
+line and any other into ``Error: ...`` with its ``exit_code``; the line protocol answers ``ERROR |||
+message`` (an exception outside the family is a bug: ``ERROR ||| internal error: ...``, logged with
+its traceback); the HTTP server answers 4xx ``{"error": message}``.  Data errors are also
+``ValueError``s and lookup errors ``LookupError``s, so code written against the built-ins works.
 """
 from __future__ import annotations
 

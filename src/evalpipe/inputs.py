@@ -1,16 +1,11 @@
 """The kinds of input a scoring job carries -- typed once, so nothing downstream guesses.
 
-A job is ``(metric spec, input)`` (:class:`evalpipe.engines.base.Job`).  Every input kind knows
-
-* its length (segments) and its reference count ``nrefs`` (which signatures show);
-* how it splits into contiguous chunks (:meth:`Input.split`; chunks pickle, so a process pool, Ray
-  or Dask can ship them);
-* how its stats rows are computed where the work runs (:meth:`Input.rows`, through the metric's
-  validated ``corpus_stats``);
-* how Spark reads it (:meth:`Input.spark_records`: ``(index, (hypothesis, references))`` records;
-  text files are read by Spark itself, so HDFS or S3 paths never pass through the driver) and how a
-  partition's records become an input again (:meth:`Input.from_segments`).
-
+A job is ``(metric spec, input)`` (:class:`evalpipe.engines.base.Job`).  Every input kind knows its
+length and reference count ``nrefs`` (signatures show it), how it splits into contiguous picklable
+chunks (:meth:`Input.split`, for a process pool, Ray or Dask), how its stats rows are computed
+where the work runs (:meth:`Input.rows`), and how Spark reads it as ``(index, (hypothesis,
+references))`` records (:meth:`Input.spark_records`; text files are read by Spark itself, so HDFS
+or S3 paths never pass through the driver) and rebuilds it from them (:meth:`Input.from_segments`).
 Kinds:
 
 * :class:`TextPairs` -- hypothesis strings and parallel reference streams;
@@ -32,6 +27,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import count_lines, read_lines
 from evalpipe.errors import InputError
+from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import SimulHypothesis
 
 Segment = Tuple[Any, Tuple[str, ...]]
@@ -44,7 +40,7 @@ class Input(ABC):
 
     @abstractmethod
     def __len__(self) -> int:
-        ...
+        """The number of segments."""
 
     @abstractmethod
     def split(self, parts: int) -> List["Input"]:
@@ -85,21 +81,15 @@ class Pairs(Input):
     hypothesis_type: type = object
 
     def __init__(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]], name: str = "") -> None:
-        self.name = name
-        if isinstance(hypotheses, str) or isinstance(references, str) \
-                or any(isinstance(stream, str) for stream in references):
-            raise InputError(f"{type(self).__name__}: expected a list of hypotheses and a list of reference "
-                             f"streams (lists of strings), got a string", name or None)
+        self.name, where = name, name or None
+        if isinstance(hypotheses, str) or isinstance(references, str) or any(isinstance(r, str) for r in references):
+            raise InputError("expected a list of hypotheses and a list of reference streams, got a string", where)
         self.hypotheses, self.references = list(hypotheses), [list(stream) for stream in references]
-        for k, stream in enumerate(self.references):
-            if len(stream) != len(self.hypotheses):
-                raise InputError(f"reference stream {k + 1} has {len(stream)} lines but the hypotheses have "
-                                 f"{len(self.hypotheses)}", name or None)
+        check_parallel(self.hypotheses, self.references)
         bad = next((i for i, h in enumerate(self.hypotheses) if not isinstance(h, self.hypothesis_type)), None)
         if bad is not None:
-            raise InputError(f"{type(self).__name__}: segment {bad + 1}: expected a "
-                             f"{self.hypothesis_type.__name__} hypothesis, got {type(self.hypotheses[bad]).__name__}",
-                             name or None)
+            raise InputError(f"segment {bad + 1}: expected a {self.hypothesis_type.__name__} hypothesis, "
+                             f"got {type(self.hypotheses[bad]).__name__}", where)
         self.nrefs = len(self.references)
 
     def __len__(self) -> int:

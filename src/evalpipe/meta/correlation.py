@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from enum import IntEnum
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -103,17 +103,17 @@ def pair_counts(gold: Sequence[float], metric: Sequence[float], epsilon: float =
     return con, total - con - t_x - t_y - t_xy, t_x, t_y, t_xy
 
 
-def kendall_from_counts(con: float, dis: float, t_x: float, t_y: float, t_xy: float, variant: str,
-                        size: int = 0, min_classes: int = 0) -> float:
-    """Kendall's tau variant from pair counts (MTME's formulas)."""
+def kendall_from_counts(con: Any, dis: Any, t_x: Any, t_y: Any, t_xy: Any, variant: str,
+                        size: int = 0, min_classes: int = 0) -> Any:
+    """Kendall's tau variant from pair counts (MTME's formulas); counts may be numpy arrays (one tau each)."""
     x_tie, y_tie = t_x + t_xy, t_y + t_xy
     total = con + dis + t_x + t_y + t_xy
-    if variant in ("b", "c") and (x_tie == total or y_tie == total):
-        return math.nan
-    if variant == "b":
-        return (con - dis) / np.sqrt(total - x_tie) / np.sqrt(total - y_tie)
-    if variant == "c":
-        return 2 * (con - dis) / (size ** 2 * (min_classes - 1) / min_classes)
+    if variant in ("b", "c"):
+        undefined = (x_tie == total) | (y_tie == total)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = (con - dis) / np.sqrt(total - x_tie) / np.sqrt(total - y_tie) if variant == "b" else \
+                2 * (con - dis) / (size ** 2 * (min_classes - 1) / min_classes)
+        return np.where(undefined, np.nan, tau)
     if variant == "23":
         return (con + t_xy - dis - t_x - t_y) / total
     if variant == "acc23":

@@ -130,25 +130,9 @@ def _kendall_batch(W, tables, n_groups, variant):
         outcome = table[pair_index, case]
         counts = np.bincount((slot + outcome).ravel(), minlength=trials * n_groups * 5).reshape(trials, n_groups, 5)
         con, dis, tx, ty, txy = (counts[:, :, k].astype(np.float64) for k in Pair)
-        if variant in ("23", "acc23", "b"):
-            values = _kendall_vec(con, dis, tx, ty, txy, variant)
-        else:
-            values = np.vectorize(lambda *c: kendall_from_counts(*c, variant=variant), otypes=[float])(
-                con, dis, tx, ty, txy)
+        values = kendall_from_counts(con, dis, tx, ty, txy, variant)
         results.append(values)
     return results[0], results[1]
-
-
-def _kendall_vec(con, dis, tx, ty, txy, variant):
-    total = con + dis + tx + ty + txy
-    if variant == "acc23":
-        return (con + txy) / total
-    if variant == "23":
-        return (con + txy - dis - tx - ty) / total
-    x_tie, y_tie = tx + txy, ty + txy
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = (con - dis) / np.sqrt(total - x_tie) / np.sqrt(total - y_tie)
-    return np.where((x_tie == total) | (y_tie == total), np.nan, tau)
 
 
 def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],

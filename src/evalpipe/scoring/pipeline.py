@@ -1,36 +1,83 @@
-"""Scoring many systems (each with one or more optimizer runs) by many metrics: the stats table
-once (:func:`~evalpipe.scoring.stats_tables.stats_table`), then the analyses the caller asked for
-(:mod:`~evalpipe.scoring.analyses`), assembled into :class:`~evalpipe.scoring.results.Result` records.
+"""Scoring many systems (each with one or more optimizer runs) by many metrics, as a pipeline.
+
+1. :func:`stats_table`: every system x metric x run through an engine, once -- exact totals, and
+   the per-segment rows when an analysis resamples segments;
+2. analyses, each a function over those matrices: the corpus score (metric of the summed stats),
+   bootstrap intervals, the paired bootstrap, paired and stratified approximate randomization
+   (:mod:`evalpipe.sufficient_stats.resample`, sacrebleu's and MultEval's definitions),
+   :func:`run_statistics` and :func:`sentence_scores`;
+3. :func:`score_systems` assembles them into :class:`~evalpipe.scoring.results.Result` records.
 """
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.engines import Engine
+from evalpipe.engines import Engine, Job
 from evalpipe.engines.local import LocalEngine
 from evalpipe.errors import UsageError
-from evalpipe.scoring import analyses as A
+from evalpipe.inputs import Input
 from evalpipe.scoring.results import Result
-from evalpipe.scoring.stats_tables import RunStats, System, stats_table
 from evalpipe.sufficient_stats import resample
+from evalpipe.sufficient_stats.vectors import sum_stats
 
 
-def _test_plan(systems: Sequence[System], paired: Optional[str], trials: Optional[int], confidence: int):
-    multi_run = any(len(s.runs) > 1 for s in systems)
-    if paired and len(systems) < 2:
-        raise UsageError("a paired test needs at least two systems (the first is the baseline)")
-    test_type = ("stratified-ar" if multi_run else paired) if paired else None
-    if paired:
-        trials = trials or (1000 if paired == "bs" else 10000)
-    boot_n = confidence or (trials if paired == "bs" else 0) or (1000 if multi_run else 0)
-    return multi_run, test_type, trials, boot_n
+@dataclass
+class System:
+    """A named system: one input per optimizer run."""
+
+    name: str
+    runs: List[Input]
 
 
-def _nrefs(runs: List[RunStats]) -> Any:
-    counts = {r.nrefs for r in runs}
-    return counts.pop() if len(counts) == 1 else -1
+@dataclass
+class RunStats:
+    """One run scored by one metric: exact totals, per-segment rows (or None), reference count."""
+
+    total: List[Any]
+    rows: Optional[List[list]]
+    nrefs: int
+    width: int
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        return np.asarray(self.rows, dtype=np.float64).reshape(-1, self.width)
+
+
+def stats_table(systems: Sequence[System], specs: Sequence[Any], engine: Engine, with_rows: bool,
+                progress: Callable[[int], None] = lambda n: None) -> Dict[Tuple[str, str], List[RunStats]]:
+    """``{(system, metric): [RunStats per run]}``; ``with_rows`` keeps the per-segment rows."""
+    table = {}
+    for spec in specs:
+        width = spec.build().num_stats
+        for system in systems:
+            runs = []
+            for data in system.runs:
+                rows = engine.rows(Job(spec, data)) if with_rows else None
+                total = sum_stats(rows, width) if with_rows else engine.total(Job(spec, data))
+                runs.append(RunStats(total, rows, data.nrefs, width))
+                progress(1)
+            table[(system.name, spec.name)] = runs
+    return table
+
+
+def run_statistics(run_scores: List[float], boots: List[np.ndarray]) -> Tuple[float, float]:
+    """MultEval's figures for several runs: (sd over runs, mean bootstrap sd)."""
+    return (float(np.std(run_scores, ddof=1)) if len(run_scores) > 1 else 0.0,
+            float(np.mean([b.std(ddof=1) for b in boots])))
+
+
+def extend_signature(signature: str, **extra: Any) -> str:
+    """Insert ``key:value`` items after ``nrefs:...`` as sacrebleu orders them (bs, ar, seed)."""
+    items = "|".join(f"{k}:{v}" for k, v in extra.items() if v is not None)
+    m = re.match(r"(nrefs:[^|]*)\|", signature)
+    if not items:
+        return signature
+    return f"{m.group(1)}|{items}|{signature[m.end():]}" if m else f"{signature}|{items}"
 
 
 def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: int = 0, paired: Optional[str] = None,
@@ -43,57 +90,55 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
     ``trials`` defaults to sacrebleu's (1000 for bs, 10000 for ar).  When nothing is resampled only
     summed stats come back from the engine.
     """
-    multi_run, test_type, trials, boot_n = _test_plan(systems, paired, trials, confidence)
+    multi_run = any(len(s.runs) > 1 for s in systems)
+    if paired and len(systems) < 2:
+        raise UsageError("a paired test needs at least two systems (the first is the baseline)")
+    test_type = ("stratified-ar" if multi_run else paired) if paired else None
+    trials = (trials or (1000 if paired == "bs" else 10000)) if paired else trials
+    boot_n = confidence or (trials if paired == "bs" else 0) or (1000 if multi_run else 0)
     table = stats_table(systems, specs, engine or LocalEngine(), bool(boot_n or paired), progress)
     n = len(next(iter(table.values()))[0].rows or []) if table else 0
     counts = resample.bootstrap_counts(n, boot_n, seed) if boot_n and n else None
     masks = resample.ar_masks(n, trials, seed) if test_type == "ar" else None
-    extra: Dict[str, Any] = {}
-    if paired == "bs" and not multi_run:
-        extra = {"bs": trials, "seed": str(seed).lower()}
-    elif paired:
-        extra = {"ar": trials, "seed": str(seed).lower()}
-    elif confidence:
-        extra = {"bs": confidence, "seed": str(seed).lower()}
-    results: List[Result] = []
-    all_boots: Dict[Tuple[str, str], List[np.ndarray]] = {}
-    for system_index, system in enumerate(systems):
+    key = "bs" if paired == "bs" and not multi_run else "ar" if paired else "bs" if confidence else None
+    extra = {key: trials if paired else confidence, "seed": str(seed).lower()} if key else {}
+    results, boots = [], {}
+    for index, system in enumerate(systems):
         for spec in specs:
             metric, runs = spec.build(), table[(system.name, spec.name)]
-            run_scores = [A.corpus_score(metric, r) for r in runs]
-            result = Result(system=system.name, metric=spec.name,
-                            score=float(np.mean(run_scores)) if multi_run else run_scores[0],
-                            signature=A.extend_signature(metric.signature(_nrefs(runs)), **extra),
-                            baseline=bool(paired) and system_index == 0, runs=len(runs), run_scores=run_scores)
-            boots = all_boots[(system.name, spec.name)] = \
-                [A.bootstrap_scores(metric, r, counts) for r in runs] if counts is not None else []
-            if boots and (confidence or paired == "bs"):
-                result.mean, result.ci = A.confidence_interval(boots[0])
-            if boots and multi_run:
-                stats = A.run_statistics(run_scores, boots)
-                result.sd_runs, result.sd_bootstrap = stats["sd_runs"], stats["sd_bootstrap"]
-            if paired and system_index > 0:
+            scores = [metric.score(r.total) for r in runs]
+            nrefs = {r.nrefs for r in runs}
+            result = Result(system=system.name, metric=spec.name, score=float(np.mean(scores)) if multi_run else scores[0],
+                            signature=extend_signature(metric.signature(nrefs.pop() if len(nrefs) == 1 else -1), **extra),
+                            baseline=bool(paired) and index == 0, runs=len(runs), run_scores=scores)
+            rows = resample.row_scorer(metric)
+            mine = boots[(system.name, spec.name)] = \
+                [resample.bootstrap_scores(rows, r.matrix, counts) for r in runs] if counts is not None else []
+            if mine and (confidence or paired == "bs"):
+                result.mean, low, high = resample.confidence_interval(mine[0])
+                result.ci = [low, high]
+            if mine and multi_run:
+                result.sd_runs, result.sd_bootstrap = run_statistics(scores, mine)
+            if paired and index > 0:
                 base = table[(systems[0].name, spec.name)]
                 if test_type == "stratified-ar":
-                    result.p_value = A.stratified_ar(metric, base, runs, trials, seed)
+                    result.p_value = resample.stratified_approximate_randomization(
+                        metric.score, rows, [b.matrix for b in base], [r.matrix for r in runs], trials, seed)
                 elif test_type == "ar":
-                    result.p_value = A.paired_ar(metric, base[0], runs[0], masks)
+                    result.p_value = resample.paired_approximate_randomization(metric.score, rows, base[0].matrix,
+                                                                               runs[0].matrix, masks)
                 else:
-                    result.p_value = A.paired_bootstrap(A.corpus_score(metric, base[0]), run_scores[0],
-                                                        all_boots[(systems[0].name, spec.name)][0], boots[0])
+                    result.p_value = resample.paired_bootstrap(metric.score(base[0].total), scores[0],
+                                                               boots[(systems[0].name, spec.name)][0], mine[0])
             results.append(result)
     return results, {"type": test_type, "trials": trials if paired else (confidence or None), "seed": seed}
 
 
 def sentence_scores(systems: Sequence[System], specs: Sequence[Any], engine: Optional[Engine] = None
                     ) -> List[Dict[str, Any]]:
-    """Per-segment scores: one record per system, run, metric and segment."""
+    """Per-segment scores (the metric of each segment's own stats): one record per system, run,
+    metric and segment."""
     table = stats_table(systems, specs, engine or LocalEngine(), True)
-    out = []
-    for system in systems:
-        for run in range(len(system.runs)):
-            for spec in specs:
-                scores = A.segment_scores(spec.build(), table[(system.name, spec.name)][run])
-                out += [{"system": system.name, "run": run + 1, "metric": spec.name, "segment": i, "score": s}
-                        for i, s in enumerate(scores, 1)]
-    return out
+    return [{"system": system.name, "run": run + 1, "metric": spec.name, "segment": i, "score": spec.build().segment_score(row)}
+            for system in systems for run in range(len(system.runs)) for spec in specs
+            for i, row in enumerate(table[(system.name, spec.name)][run].rows, 1)]
