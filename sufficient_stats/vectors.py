@@ -19,6 +19,8 @@ import re
 from fractions import Fraction
 from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from evalpipe.errors import StatsError
 
 Number = Union[int, float]
@@ -65,8 +67,33 @@ class Partial:
         return out
 
 
+def _exact_floats(values: np.ndarray, where: str) -> Tuple[int, bool]:
+    """(fixed-point integer total, every value integral) of float64 values, with numpy: each value is
+    m * 2**e with m a 53-bit integer (``frexp``); the m of each exponent are summed exactly in int64
+    halves, and only one Python shift and add per distinct exponent remains."""
+    if not np.isfinite(values).all():
+        raise StatsError(f"stats {where}: expected finite numbers, got {values[~np.isfinite(values)][0]}")
+    mantissa, exponent = np.frexp(values)
+    m = (mantissa * 2.0 ** 53).astype(np.int64)
+    exponents, group = np.unique(exponent.astype(np.int64) - 53, return_inverse=True)
+    order = np.argsort(group, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
+    high = np.add.reduceat(m[order] >> 26, starts)  # |high| < 2**27 per value: no int64 overflow
+    low = np.add.reduceat(m[order] & ((1 << 26) - 1), starts)
+    total = 0
+    for h, lo, e in zip(high.tolist(), low.tolist(), exponents.tolist()):
+        shift = e + _FRACTION_BITS  # negative only for subnormals, whose m is divisible by 2**-shift
+        total += ((h << 26) + lo) << shift if shift >= 0 else ((h << 26) + lo) >> -shift
+    return total, bool((values == np.floor(values)).all())
+
+
 def _exact_column(column: Sequence[Number], where: str) -> Tuple[int, bool]:
     """(fixed-point integer total, every value integral) of a column holding floats."""
+    if len(column) > 64:
+        ints = [v for v in column if type(v) is int]
+        floats, integral = _exact_floats(np.asarray([v for v in column if type(v) is not int], dtype=np.float64),
+                                         where) if len(ints) < len(column) else (0, True)
+        return (sum(ints) << _FRACTION_BITS) + floats, integral
     total = 0
     integral = True
     for v in column:
@@ -97,11 +124,13 @@ def partial_sum(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -
     partial = Partial(n)
     partial.rows = len(rows)
     for i, column in enumerate(zip(*rows)):
-        if set(map(type, column)) == {int}:
+        types = set(map(type, column))
+        if any(issubclass(t, np.generic) for t in types):  # numpy scalars from vectorised plugins
+            column = [v.item() if isinstance(v, np.generic) else v for v in column]
+            types = set(map(type, column))
+        if types == {int}:
             partial.totals[i] = sum(column)
         else:
-            if hasattr(column[0], "item"):
-                column = [v.item() for v in column]
             partial.totals[i], partial.integral[i] = _exact_column(column, f"column {i + 1}")
             partial.floaty[i] = True
     return partial
