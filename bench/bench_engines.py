@@ -12,8 +12,9 @@ import time
 import sacrebleu
 
 from common import unique_pairs
-from evalpipe import load_metric
-from evalpipe.engines import LocalEngine, PoolEngine
+from evalpipe.engines import Job, make_engine
+from evalpipe.inputs import TextPairs
+from evalpipe.registry import MetricSpec
 
 
 def timed(fn):
@@ -25,26 +26,27 @@ def timed(fn):
 def run_sizes(n_big: int):
     hyps_all, refs_all = unique_pairs(n_big)
     sizes = [n_big // 10, n_big]
-    metric = load_metric("bleu")
+    spec = MetricSpec.of("bleu")
+    metric = spec.build()
     start = time.perf_counter()
     try:
-        from evalpipe.spark_engine import SparkEngine
-        spark = SparkEngine(master="local[2]")
+        spark = make_engine("spark", spark_master="local[2]")
         spark_start = time.perf_counter() - start
     except Exception as exc:  # pyspark or Java missing: report and go on
         print(f"spark engine unavailable: {exc}")
         spark, spark_start = None, None
-    pool = PoolEngine(2)
+    pool, local = make_engine("pool", 2), make_engine("local")
     results = {}
     for n in sizes:
         hyps, refs = hyps_all[:n], [refs_all[:n]]
+        job = Job(spec, TextPairs(hyps, refs))
         t_sacre, sacre_score = timed(lambda: sacrebleu.BLEU().corpus_score(hyps, refs).score)
-        t_local, local_total = timed(lambda: LocalEngine().total(metric, "bleu", {}, hyps, refs))
-        t_pool, pool_total = timed(lambda: pool.total(metric, "bleu", {}, hyps, refs))
+        t_local, local_total = timed(lambda: local.total(job))
+        t_pool, pool_total = timed(lambda: pool.total(job))
         row = {"sacrebleu": t_sacre, "local": t_local, "pool": t_pool}
         same = metric.score(local_total) == sacre_score and pool_total == local_total
         if spark is not None:
-            t_spark, spark_total = timed(lambda: spark.total(metric, "bleu", {}, hyps, refs))
+            t_spark, spark_total = timed(lambda: spark.total(job))
             row["spark"] = t_spark
             same = same and spark_total == local_total
         results[n] = row

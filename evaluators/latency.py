@@ -23,10 +23,10 @@ Options:
 Formulas and sources: :mod:`evalpipe.evaluators.latency_formulas`.
 
 A segment is a :class:`~evalpipe.sufficient_stats.segments.SimulHypothesis` (delays, source length,
-elapsed times, text) with at most one reference.  ``block_stats`` (the corpus path of every engine,
-``score-corpus --instances`` and the simultaneous server) computes AL, LAAL, DAL and AP of a whole
-block with numpy, bit-identical per sentence to ``segment_stats`` and to SimulEval 1.1.4.  The
-protocol's wire form is parsed in :mod:`evalpipe.protocol.requests`, SimulEval records in
+elapsed times, text) with at most one reference.  ``corpus_partial`` (the totals of every engine,
+``score-corpus --instances`` and the simultaneous server) and ``block_stats`` (rows) compute AL,
+LAAL, DAL and AP of a whole corpus or block with numpy, bit-identical per sentence to
+``segment_stats`` and to SimulEval 1.1.4.  The protocol's wire form is parsed in :mod:`evalpipe.protocol.requests`, SimulEval records in
 :mod:`evalpipe.simul.records`.
 """
 from __future__ import annotations
@@ -42,6 +42,7 @@ from evalpipe.evaluators import latency_formulas as F
 from evalpipe.evaluators.word_counts import word_counts
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
+from evalpipe.sufficient_stats.vectors import Partial, partial_of_columns
 from evalpipe.sufficient_stats.segments import SimulHypothesis
 
 EMPTY = [0, 0, 1]
@@ -78,7 +79,7 @@ class LatencyMetric(Metric):
             raise OptionError(f"{self.name}: the iwslt2020 convention is defined for text; got unit={o['unit']}")
 
     # -- one segment ---------------------------------------------------------------------------
-    def _delays(self, hyp: SimulHypothesis) -> Sequence[float]:
+    def checked_delays(self, hyp: SimulHypothesis) -> Sequence[float]:
         if not (isinstance(hyp.source_length, (int, float)) and math.isfinite(hyp.source_length)
                 and hyp.source_length > 0):
             raise InputError(f"{self.name}: expected the source length to be one positive number, "
@@ -91,7 +92,7 @@ class LatencyMetric(Metric):
 
     def segment_stats(self, hypothesis: SimulHypothesis, references: Tuple[str, ...]) -> List[Any]:
         """``[value, 1, 0]`` for a sentence, ``[0, 0, 1]`` for an empty hypothesis."""
-        delays = list(self._delays(hypothesis))
+        delays = list(self.checked_delays(hypothesis))
         if not delays:
             return list(EMPTY)
         if any(b < a for a, b in zip(delays, delays[1:])) or not all(map(math.isfinite, delays)):
@@ -127,36 +128,48 @@ class LatencyMetric(Metric):
         ref_len = self.reference_length(reference)
         return ref_len if mode == "reference" else max(ref_len, hyp_len)
 
-    # -- a block of segments -------------------------------------------------------------------
+    # -- a corpus or block with numpy ----------------------------------------------------------
+    def _batched(self) -> bool:
+        return self.batch_formula is not None and self.options["convention"] == "simuleval"
+
+    def _values(self, hypotheses: Sequence[SimulHypothesis],
+                references: Sequence[Sequence[str]]) -> Tuple[List[int], np.ndarray]:
+        """(indices of the sentences with a hypothesis, their values) by :meth:`batch_values`."""
+        block = _prepare(self, hypotheses, references)
+        if not block.kept:
+            return [], np.empty(0)
+        return block.kept, self.batch_values(block.columns, block.src, block)
+
     def block_stats(self, hypotheses: Sequence[SimulHypothesis], references: Sequence[Sequence[str]]) -> List[list]:
         """Rows of a block: the numpy path (:meth:`batch_values`) for the SimulEval convention where
         implemented, bit-identical per sentence to :meth:`segment_stats`."""
-        if self.batch_formula is None or self.options["convention"] != "simuleval":
+        if not self._batched():
             return super().block_stats(hypotheses, references)
-        delays = [self._delays(h) for h in hypotheses]
-        kept = [i for i, d in enumerate(delays) if len(d)]
-        if not kept:
-            return [list(EMPTY) for _ in hypotheses]
-        sub = delays if len(kept) == len(delays) else [delays[i] for i in kept]
-        refs = [references[0][i] if references else None for i in kept]
-        src = np.array([float(hypotheses[i].source_length) for i in kept])
-        values = self.batch_values(_columns(sub), src, refs).tolist()
         rows = [list(EMPTY) for _ in hypotheses]
-        for i, v in zip(kept, values):
+        kept, values = self._values(hypotheses, references)
+        for i, v in zip(kept, values.tolist()):
             rows[i] = [v, 1, 0]
         return rows
+
+    def corpus_partial(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Partial:
+        """The exact column sums of the whole corpus from the numpy values, without building rows."""
+        if not self._batched():
+            return super().corpus_partial(hypotheses, references)
+        hypotheses = self.check_corpus(hypotheses, references)
+        kept, values = self._values(hypotheses, references)
+        return partial_of_columns([values, len(kept), len(hypotheses) - len(kept)], len(hypotheses))
 
     #: the batched formula (columns, source lengths, target lengths) -> values, where there is one
     batch_formula: ClassVar[Any] = None
 
-    def batch_values(self, columns: "F.Columns", src: np.ndarray, references: List[Optional[str]]) -> np.ndarray:
+    def batch_values(self, columns: "F.Columns", src: np.ndarray, block: "_Block") -> np.ndarray:
         """Per-sentence values of a block with numpy (the SimulEval convention)."""
         mode, hyp = self.target_mode(), columns.lengths.astype(np.float64)
         if mode == "hypothesis":
             return type(self).batch_formula(columns, src, hyp)
-        ref_lens = word_counts(references)
+        ref_lens = block.reference_lengths()
         if (ref_lens == 0).any():
-            self.reference_length(references[int(np.argmax(ref_lens == 0))])  # raises, naming the problem
+            self.reference_length(block.references[int(np.argmax(ref_lens == 0))])  # raises, naming the problem
         return type(self).batch_formula(columns, src, ref_lens if mode == "reference" else np.maximum(ref_lens, hyp))
 
     def score_from_stats(self, stats: List[Any]) -> float:
@@ -173,18 +186,51 @@ class LatencyMetric(Metric):
                 f"|tgt:{o['target_length'] if self.uses_reference else 'hyp'}|evalpipe")
 
 
-_LAST_COLUMNS: List[Any] = [(), None]  # the delays of the last block and their layout, shared by metrics
+class _Block:
+    """What AL, AP, DAL and LAAL share about one block: the sentences with a hypothesis (``kept``),
+    their delays' :class:`~evalpipe.evaluators.latency_formulas.Columns`, source lengths and
+    references; reference word counts are counted on first use."""
+
+    def __init__(self, metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
+                 references: Sequence[Sequence[str]]) -> None:
+        aware = metric.options["computation_aware"]
+        if {type(h.source_length) for h in hypotheses} - {int, float} or aware:
+            delays = [metric.checked_delays(h) for h in hypotheses]  # the checks, naming what is wrong
+        else:
+            delays = [h.delays for h in hypotheses]
+        self.kept = [i for i, d in enumerate(delays) if len(d)]
+        everything = len(self.kept) == len(delays)
+        src = np.array([float(h.source_length) for h in hypotheses])
+        if not (np.isfinite(src).all() and (src > 0).all()):
+            metric.checked_delays(hypotheses[int(np.argmin(np.isfinite(src) & (src > 0)))])  # raises, naming the problem
+        self.src = src if everything else src[self.kept]
+        self.columns = F.Columns(delays if everything else [delays[i] for i in self.kept])
+        stream = references[0] if references else [None] * len(hypotheses)
+        self.references = list(stream) if everything else [stream[i] for i in self.kept]
+        self._lengths: Optional[np.ndarray] = None
+
+    def reference_lengths(self) -> np.ndarray:
+        if self._lengths is None:
+            self._lengths = word_counts(self.references)
+        return self._lengths
 
 
-def _columns(delays: List[Sequence[float]]) -> "F.Columns":
-    """The :class:`Columns` layout of a block of delay lists, reused when the next metric scores the
-    same lists (the same objects) -- AL, LAAL, DAL and AP of one corpus lay it out once."""
-    last, columns = _LAST_COLUMNS
-    if len(last) == len(delays) and all(map(is_, last, delays)):
-        return columns
-    columns = F.Columns(delays)
-    _LAST_COLUMNS[:] = [delays, columns]
-    return columns
+_LAST: List[Any] = [(), (), None, None]  # the hypotheses, reference stream, delay kind and _Block of the last call
+
+
+def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
+             references: Sequence[Sequence[str]]) -> _Block:
+    """The :class:`_Block` of a block, reused when the next metric scores the same objects -- AL,
+    LAAL, DAL and AP of one corpus lay it out once."""
+    stream = references[0] if references else ()
+    last_hyps, last_refs, last_aware, block = _LAST
+    aware = metric.options["computation_aware"]
+    if (aware == last_aware and len(last_hyps) == len(hypotheses) and len(last_refs) == len(stream)
+            and all(map(is_, last_hyps, hypotheses)) and all(map(is_, last_refs, stream))):
+        return block
+    block = _Block(metric, hypotheses, references)
+    _LAST[:] = [list(hypotheses), list(stream), aware, block]
+    return block
 
 
 class AP(LatencyMetric):

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 from evalpipe.errors import InputError, OptionError, StatsError
 from evalpipe.sufficient_stats.options import Option
 from evalpipe.sufficient_stats.segments import SimulHypothesis
-from evalpipe.sufficient_stats.vectors import sum_stats
+from evalpipe.sufficient_stats.vectors import Partial, partial_sum, sum_stats
 
 BLOCK_SEGMENTS = 5000
 
@@ -104,16 +104,7 @@ class Metric(ABC):
 
     def corpus_stats(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> List[List[Any]]:
         """Per-segment stats rows; ``references`` is a list of reference *streams* (sacrebleu's layout)."""
-        check_parallel(hypotheses, references)
-        hypotheses = [self.check_hypothesis(h, i) for i, h in enumerate(hypotheses)] \
-            if set(map(type, hypotheses)) - {str} or self.hypothesis_kind != "text" else hypotheses
-        for k, stream in enumerate(references):
-            if set(map(type, stream)) - {str}:
-                bad = next(i for i, r in enumerate(stream) if not isinstance(r, str))
-                raise InputError(f"{self.name}: reference stream {k + 1}, segment {bad + 1}: expected a string, "
-                                 f"got {type(stream[bad]).__name__}")
-        if len(references) < self.min_references or len(references) > (self.max_references or len(references)):
-            self.check_references(["" for _ in references])  # raises, naming the expected count
+        hypotheses = self.check_corpus(hypotheses, references)
         rows: List[List[Any]] = []
         for start in range(0, len(hypotheses), BLOCK_SEGMENTS):
             stop = start + BLOCK_SEGMENTS
@@ -121,6 +112,27 @@ class Metric(ABC):
         if rows and len(rows[0]) != len(self.stats_fields):
             raise StatsError(f"{self.name} returned rows of {len(rows[0])} stats, its layout has {self.num_stats}")
         return rows
+
+    def corpus_partial(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Partial:
+        """The exact sum of the per-segment stats, as a mergeable :class:`Partial` (what engines
+        total).  A vectorised plugin may override it to sum columns without building rows."""
+        return partial_sum(self.corpus_stats(hypotheses, references), self.num_stats)
+
+    def check_corpus(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Sequence[Any]:
+        """The hypotheses this metric scores, after checking the corpus's shape and types once."""
+        check_parallel(hypotheses, references)
+        kinds = set(map(type, hypotheses))
+        if not (kinds <= {str} and self.hypothesis_kind == "text") and not (
+                kinds <= {SimulHypothesis} and self.hypothesis_kind != "text"):
+            hypotheses = [self.check_hypothesis(h, i) for i, h in enumerate(hypotheses)]
+        for k, stream in enumerate(references):
+            if set(map(type, stream)) - {str}:
+                bad = next(i for i, r in enumerate(stream) if not isinstance(r, str))
+                raise InputError(f"{self.name}: reference stream {k + 1}, segment {bad + 1}: expected a string, "
+                                 f"got {type(stream[bad]).__name__}")
+        if len(references) < self.min_references or len(references) > (self.max_references or len(references)):
+            self.check_references(["" for _ in references])  # raises, naming the expected count
+        return hypotheses
 
     def corpus_score(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> float:
         """The corpus value: ``score`` of the sum of every segment's stats."""

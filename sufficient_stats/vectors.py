@@ -69,22 +69,42 @@ class Partial:
 
 def _exact_floats(values: np.ndarray, where: str) -> Tuple[int, bool]:
     """(fixed-point integer total, every value integral) of float64 values, with numpy: each value is
-    m * 2**e with m a 53-bit integer (``frexp``); the m of each exponent are summed exactly in int64
-    halves, and only one Python shift and add per distinct exponent remains."""
+    m * 2**e with m a 53-bit integer (``frexp``); the high and low 26-bit halves of the m are summed per
+    exponent with ``bincount`` (sums of at most 2**25 halves stay below 2**53, so float64 adds them
+    exactly), and only one Python shift and add per distinct exponent remains."""
     if not np.isfinite(values).all():
         raise StatsError(f"stats {where}: expected finite numbers, got {values[~np.isfinite(values)][0]}")
+    integral = bool((values == np.floor(values)).all())
     mantissa, exponent = np.frexp(values)
     m = (mantissa * 2.0 ** 53).astype(np.int64)
-    exponents, group = np.unique(exponent.astype(np.int64) - 53, return_inverse=True)
-    order = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.r_[True, np.diff(group[order]) != 0])
-    high = np.add.reduceat(m[order] >> 26, starts)  # |high| < 2**27 per value: no int64 overflow
-    low = np.add.reduceat(m[order] & ((1 << 26) - 1), starts)
+    exponent = exponent.astype(np.int64)
+    low_exponent = int(exponent.min()) - 53 if len(values) else 0
+    bins = exponent - 53 - low_exponent
     total = 0
-    for h, lo, e in zip(high.tolist(), low.tolist(), exponents.tolist()):
-        shift = e + _FRACTION_BITS  # negative only for subnormals, whose m is divisible by 2**-shift
-        total += ((h << 26) + lo) << shift if shift >= 0 else ((h << 26) + lo) >> -shift
-    return total, bool((values == np.floor(values)).all())
+    for start in range(0, len(values), 1 << 25):
+        part, sl = bins[start:start + (1 << 25)], m[start:start + (1 << 25)]
+        high = np.bincount(part, weights=(sl >> 26).astype(np.float64))
+        low = np.bincount(part, weights=(sl & ((1 << 26) - 1)).astype(np.float64))
+        for k in np.flatnonzero((high != 0) | (low != 0)).tolist():
+            shift = k + low_exponent + _FRACTION_BITS  # negative only for subnormals, whose m is divisible by 2**-shift
+            value = (int(high[k]) << 26) + int(low[k])
+            total += value << shift if shift >= 0 else value >> -shift
+    return total, integral
+
+
+def partial_of_columns(columns: Sequence[Union[int, np.ndarray]], rows: int) -> Partial:
+    """The exact partial sum of ``rows`` stats rows given column-wise: an int is an integer column's
+    total, an array a float column's values (the vectorised plugins' path; no rows are built)."""
+    partial = Partial(len(columns))
+    partial.rows = rows
+    for i, column in enumerate(columns):
+        if isinstance(column, np.ndarray):
+            partial.totals[i], partial.integral[i] = _exact_floats(column.astype(np.float64, copy=False),
+                                                                    f"column {i + 1}")
+            partial.floaty[i] = True
+        else:
+            partial.totals[i] = int(column)
+    return partial
 
 
 def _exact_column(column: Sequence[Number], where: str) -> Tuple[int, bool]:

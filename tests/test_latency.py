@@ -221,3 +221,30 @@ def test_score_corpus_reads_instances_logs(logs):
     instances = {i: LogInstance(json.dumps(r)) for i, r in enumerate(records)}
     for name in ("ap", "al", "dal", "laal"):
         assert scores[name] == pytest.approx(scorers[name]()(instances), rel=1e-15)
+
+
+@pytest.mark.parametrize("name,options", [("al", {}), ("laal", {}), ("dal", {}), ("ap", {"target_length": "max"}),
+                                          ("al", {"convention": "iwslt2020"}),
+                                          ("al", {"unit": "speech", "computation_aware": True}),
+                                          ("atd", {})])
+def test_corpus_totals_equal_the_sum_of_rows(name, options):
+    """The column-wise totals (what engines sum) equal the exact sum of the per-sentence rows,
+    with empty hypotheses mixed in, and both paths reject a bad source length alike."""
+    rng = random.Random(7)
+    hyps, refs = [], []
+    for i in range(300):
+        n = 0 if i % 17 == 0 else rng.randint(1, 30)
+        src = rng.randint(1, 40)
+        delays = sorted(rng.randint(1, src) for _ in range(n))
+        hyps.append(SimulHypothesis(delays, src, [d * 250.0 + i for d in delays]))
+        refs.append(" ".join("w" for _ in range(rng.randint(1, 30))))
+    metric = load_metric(name, **options)
+    expected = sum_stats(metric.corpus_stats(hyps, [refs]), metric.num_stats)
+    assert metric.corpus_partial(hyps, [refs]).finish() == expected
+    if name == "atd":  # ATD has no batched path and ignores the source length of an empty hypothesis
+        return
+    bad = hyps[:16] + [SimulHypothesis([], float("nan"))]
+    with pytest.raises(Exception) as rows_error:
+        metric.corpus_stats(bad, [refs[:17]])
+    with pytest.raises(type(rows_error.value), match="source length"):
+        metric.corpus_partial(bad, [refs[:17]])

@@ -29,6 +29,7 @@ from evalpipe.corpus import count_lines, read_lines
 from evalpipe.errors import InputError
 from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import SimulHypothesis
+from evalpipe.sufficient_stats.vectors import Partial, partial_sum
 
 Segment = Tuple[Any, Tuple[str, ...]]
 
@@ -49,6 +50,10 @@ class Input(ABC):
     @abstractmethod
     def rows(self, metric: Any) -> List[list]:
         """The stats rows of every segment, in order."""
+
+    def partial(self, metric: Any) -> Partial:
+        """The exact sum of every segment's stats row (:class:`Partial`, mergeable across chunks)."""
+        return partial_sum(self.rows(metric), metric.num_stats)
 
     @abstractmethod
     def segments(self) -> Iterator[Segment]:
@@ -86,7 +91,9 @@ class Pairs(Input):
             raise InputError("expected a list of hypotheses and a list of reference streams, got a string", where)
         self.hypotheses, self.references = list(hypotheses), [list(stream) for stream in references]
         check_parallel(self.hypotheses, self.references)
-        bad = next((i for i, h in enumerate(self.hypotheses) if not isinstance(h, self.hypothesis_type)), None)
+        kinds = set(map(type, self.hypotheses))
+        bad = None if kinds <= {self.hypothesis_type} else next(
+            (i for i, h in enumerate(self.hypotheses) if not isinstance(h, self.hypothesis_type)), None)
         if bad is not None:
             raise InputError(f"segment {bad + 1}: expected a {self.hypothesis_type.__name__} hypothesis, "
                              f"got {type(self.hypotheses[bad]).__name__}", where)
@@ -101,6 +108,9 @@ class Pairs(Input):
 
     def rows(self, metric: Any) -> List[list]:
         return metric.corpus_stats(self.hypotheses, self.references)
+
+    def partial(self, metric: Any) -> Partial:
+        return metric.corpus_partial(self.hypotheses, self.references)
 
     def segments(self) -> Iterator[Segment]:
         return zip(self.hypotheses, zip(*self.references) if self.references else ((),) * len(self))
@@ -148,6 +158,9 @@ class TextFiles(Input):
 
     def rows(self, metric: Any) -> List[list]:
         return self.read().rows(metric)
+
+    def partial(self, metric: Any) -> Partial:
+        return self.read().partial(metric)
 
     def segments(self) -> Iterator[Segment]:
         return self.read().segments()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, List
 
 from evalpipe.inputs import Input
-from evalpipe.sufficient_stats.vectors import Partial, partial_sum
+from evalpipe.sufficient_stats.vectors import Partial
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def chunk_rows(job: Job) -> List[list]:
 
 def chunk_partial(job: Job) -> Partial:
     """The exact partial sum of a job's rows, computed here."""
-    return partial_sum(chunk_rows(job), job.metric().num_stats)
+    return job.input.partial(job.metric())
 
 
 class Engine(ABC):

@@ -9,7 +9,8 @@ reference).  Errors name the file, the line and what was expected.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Sequence
+from itertools import chain, repeat
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from evalpipe.errors import InputError
 from evalpipe.inputs import SimulPairs
@@ -30,17 +31,34 @@ def record_hypothesis(record: Dict[str, Any], source: Optional[str] = None, line
     if isinstance(length, bool) or not isinstance(length, (int, float)):
         raise InputError(f"expected source_length to be a number, got {record['source_length']!r}", source, line)
     delays = record["delays"] or []
-    if not isinstance(delays, list) or not all(isinstance(d, (int, float)) and not isinstance(d, bool) for d in delays):
+    if type(delays) is not list or not _numbers(delays):
         raise InputError(f"expected delays to be a list of numbers, got {str(delays)[:60]}", source, line)
     text = record.get("prediction")
     return SimulHypothesis(delays, float(length), record.get("elapsed"), text if isinstance(text, str) else None)
+
+
+def _numbers(values: Iterable[Any]) -> bool:
+    return set(map(type, values)) <= {int, float}
+
+
+def _hypotheses(records: Sequence[Dict[str, Any]]) -> Optional[List[SimulHypothesis]]:
+    """The hypotheses of well-formed records, checked column by column (None if any record is not)."""
+    if set(map(type, records)) != {dict}:
+        return None
+    delays = list(map(dict.get, records, repeat("delays")))
+    lengths = list(map(dict.get, records, repeat("source_length")))
+    if set(map(type, delays)) != {list} or not _numbers(lengths) or not _numbers(chain.from_iterable(delays)):
+        return None
+    texts = [t if type(t) is str else None for t in map(dict.get, records, repeat("prediction"))]
+    return list(map(SimulHypothesis._make, zip(delays, map(float, lengths), map(dict.get, records, repeat("elapsed")),
+                                               texts)))
 
 
 def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = None,
                   lines: Optional[Sequence[int]] = None) -> SimulPairs:
     """Records as :class:`SimulPairs`; references must be all present or all absent."""
     lines = lines or range(1, len(records) + 1)
-    hyps = [record_hypothesis(r, source, n) for r, n in zip(records, lines)]
+    hyps = _hypotheses(records) or [record_hypothesis(r, source, n) for r, n in zip(records, lines)]
     refs = [r.get("reference") for r in records]
     present = [isinstance(r, str) for r in refs]
     if any(present) and not all(present):
