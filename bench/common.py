@@ -25,7 +25,7 @@ def corpus_text() -> Tuple[List[str], List[List[str]]]:
         refs = _lines(NEWS / "references" / "en-de.refA.txt")
         systems = [_lines(p) for p in sorted((NEWS / "system-outputs" / "en-de").glob("*.txt"))]
     else:
-        demo = ROOT / "evalpipe" / "demo"
+        demo = ROOT / "src" / "evalpipe" / "demo"
         refs, systems = _lines(demo / "newstest.ref.de"), [_lines(demo / "newstest.hyp.de")]
     return refs, systems
 

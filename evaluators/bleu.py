@@ -103,9 +103,10 @@ class BLEU(Metric):
         if not hyps:
             return []
         ref_key = tuple(map(tuple, refs))
-        if self._block_refs[0] != ref_key:  # several systems against the same references tokenize them once
-            self._block_refs = (ref_key, [[self._tokens(r) for r in stream] for stream in refs])
-        streams = ngram_batch.layout_ids([[self._tokens(h) for h in hyps]] + self._block_refs[1])
+        cached = self._block_refs  # one read: another thread may replace it meanwhile
+        if cached[0] != ref_key:  # several systems against the same references tokenize them once
+            cached = self._block_refs = (ref_key, [[self._tokens(r) for r in stream] for stream in refs])
+        streams = ngram_batch.layout_ids([[self._tokens(h) for h in hyps]] + cached[1])
         segments = len(hyps)
         hyp_len, ref_lens = streams.lengths[:, 0], streams.lengths[:, 1:]
         if ref_lens.shape[1] == 1:

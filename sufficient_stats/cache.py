@@ -12,6 +12,7 @@ ones are kept.  At most ``maxsize`` values and ``4 * maxsize`` seen-once keys ar
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Callable, Generic, Hashable, TypeVar
 
@@ -34,8 +35,13 @@ class LRUCache(Generic[V]):
         self._last_admitted = False
         self.hits = 0
         self.misses = 0
+        self._lock = threading.Lock()
 
     def get_or_compute(self, key: Hashable, compute: Callable[[Hashable], V]) -> V:
+        with self._lock:  # one metric may serve several threads (a thread-pool engine)
+            return self._get_or_compute(key, compute)
+
+    def _get_or_compute(self, key: Hashable, compute: Callable[[Hashable], V]) -> V:
         if key == self._last_key and self._last_value is not None:
             self.hits += 1
             if not self._last_admitted:  # asked for twice in a row: worth keeping

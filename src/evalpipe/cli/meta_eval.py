@@ -235,7 +235,8 @@ def matrix_command(root, test_set, lp, human, level, average, statistic, variant
 @click.option("--ref", "refs", multiple=True, help="reference name(s) (default: the first)")
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE")
 @click.option("--name", help="metric name in the files (default: METRIC)")
-@click.option("--engine", type=click.Choice(["local", "pool", "spark"]), default="local", show_default=True)
+@click.option("--engine", default="local", show_default=True, metavar="NAME",
+              help="local, pool, spark or any evalpipe.engines plugin (module:Class too)")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 def add_metric_command(root, test_set, lp, metric, refs, options, name, engine, workers) -> None:
     """Score every system with an evalpipe METRIC and write metric-scores files (sys and seg)."""

@@ -69,8 +69,9 @@ def _progress(total: int, quiet: bool):
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="trials of the paired test (default 1000 for bs, 10000 for ar)")
 @click.option("--seed", default="12345", show_default=True, help="random seed of resampling ('none' for a random one)")
-@click.option("--engine", type=click.Choice(["local", "pool", "spark"]), default="local", show_default=True,
-              help="where stats are computed (results identical on every engine)")
+@click.option("--engine", default="local", show_default=True, metavar="NAME",
+              help="where stats are computed: local, pool, spark or any evalpipe.engines plugin (module:Class too); "
+                   "results identical on every engine")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="processes extracting stats (local/pool engines; results identical to 1)")
 @click.option("--spark-master", default="local[2]", show_default=True,
