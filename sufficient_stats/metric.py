@@ -8,8 +8,9 @@ A plugin subclasses :class:`Metric` and implements the math only:
   across segments;
 * ``score_from_stats(stats)`` -- the metric value of a (summed) vector;
 * optionally ``block_stats(hypotheses, reference_streams)`` -- the rows of many segments at once
-  (a vectorized fast path; the default loops over ``segment_stats``), ``score_many`` (scores of many
-  summed vectors, for resampling) and ``signature(nrefs)``.
+  (a vectorized fast path; the default loops over ``segment_stats``), ``corpus_partial`` (exact
+  column sums without rows), ``score_many`` (scores of many summed vectors, for resampling) and
+  ``signature(nrefs)``.  A metric instance may be shared by threads: keep per-call state local.
 
 The public methods wrap them (template methods) and do every check once, so plugins repeat none:
 :meth:`Metric.stats` validates the hypothesis (its ``hypothesis_kind``) and the references and the
@@ -190,14 +191,6 @@ class Metric(ABC):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or (type(v) is float and not math.isfinite(v)):
                 raise StatsError(f"{self.name} expects finite numbers as stats, got {v!r}")
         return values
-
-    def describe(self) -> str:
-        """One line per option, for ``evalpipe list``."""
-        lines = []
-        for key, opt in self.OPTIONS.items():
-            choices = f" (one of: {', '.join(map(str, opt.choices))})" if opt.choices else ""
-            lines.append(f"{key}={opt.default!r}: {opt.help}{choices}")
-        return "\n".join(lines)
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
