@@ -26,8 +26,8 @@ A segment is a :class:`~evalpipe.sufficient_stats.segments.SimulHypothesis` (del
 elapsed times, text) with at most one reference.  ``corpus_partial`` (the totals of every engine,
 ``score-corpus --instances`` and the simultaneous server) and ``block_stats`` (rows) compute AL,
 LAAL, DAL and AP of a whole corpus or block with numpy, bit-identical per sentence to
-``segment_stats`` and to SimulEval 1.1.4.  The protocol's wire form is parsed in :mod:`evalpipe.protocol.requests`, SimulEval records in
-:mod:`evalpipe.simul.records`.
+``segment_stats`` and to SimulEval 1.1.4.  The protocol's wire form is parsed in
+:mod:`evalpipe.protocol.requests`, SimulEval records in :mod:`evalpipe.simul.records`.
 """
 from __future__ import annotations
 
@@ -138,7 +138,7 @@ class LatencyMetric(Metric):
         block = _prepare(self, hypotheses, references)
         if not block.kept:
             return [], np.empty(0)
-        return block.kept, self.batch_values(block.columns, block.src, block)
+        return block.kept, self.batch_values(block)
 
     def block_stats(self, hypotheses: Sequence[SimulHypothesis], references: Sequence[Sequence[str]]) -> List[list]:
         """Rows of a block: the numpy path (:meth:`batch_values`) for the SimulEval convention where
@@ -162,8 +162,9 @@ class LatencyMetric(Metric):
     #: the batched formula (columns, source lengths, target lengths) -> values, where there is one
     batch_formula: ClassVar[Any] = None
 
-    def batch_values(self, columns: "F.Columns", src: np.ndarray, block: "_Block") -> np.ndarray:
-        """Per-sentence values of a block with numpy (the SimulEval convention)."""
+    def batch_values(self, block: "_Block") -> np.ndarray:
+        """Per-sentence values of a block's sentences with a hypothesis, with numpy (SimulEval convention)."""
+        columns, src = block.columns, block.src
         mode, hyp = self.target_mode(), columns.lengths.astype(np.float64)
         if mode == "hypothesis":
             return type(self).batch_formula(columns, src, hyp)
@@ -202,7 +203,8 @@ class _Block:
         everything = len(self.kept) == len(delays)
         src = np.array([float(h.source_length) for h in hypotheses])
         if not (np.isfinite(src).all() and (src > 0).all()):
-            metric.checked_delays(hypotheses[int(np.argmin(np.isfinite(src) & (src > 0)))])  # raises, naming the problem
+            bad = int(np.argmin(np.isfinite(src) & (src > 0)))
+            metric.checked_delays(hypotheses[bad])  # raises, naming the problem
         self.src = src if everything else src[self.kept]
         self.columns = F.Columns(delays if everything else [delays[i] for i in self.kept])
         stream = references[0] if references else [None] * len(hypotheses)
