@@ -32,7 +32,6 @@ LAAL, DAL and AP of a whole corpus or block with numpy, bit-identical per senten
 from __future__ import annotations
 
 import math
-from operator import is_
 from typing import Any, ClassVar, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -217,21 +216,19 @@ class _Block:
         return self._lengths
 
 
-_LAST: List[Any] = [(), (), None, None]  # the hypotheses, reference stream, delay kind and _Block of the last call
-
-
 def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
              references: Sequence[Sequence[str]]) -> _Block:
-    """The :class:`_Block` of a block, reused when the next metric scores the same objects -- AL,
-    LAAL, DAL and AP of one corpus lay it out once."""
-    stream = references[0] if references else ()
-    last_hyps, last_refs, last_aware, block = _LAST
-    aware = metric.options["computation_aware"]
-    if (aware == last_aware and len(last_hyps) == len(hypotheses) and len(last_refs) == len(stream)
-            and all(map(is_, last_hyps, hypotheses)) and all(map(is_, last_refs, stream))):
-        return block
+    """The :class:`_Block` of a block, kept in the input's hypothesis cache
+    (:class:`~evalpipe.sufficient_stats.segments.Hypotheses`) where there is one: AL, LAAL, DAL and AP
+    of one input lay it out once."""
+    stream = references[0] if references else None
+    cache = getattr(hypotheses, "cache", None)
+    key = ("latency", metric.options["computation_aware"], id(stream))
+    if cache is not None and key in cache:
+        return cache[key][1]
     block = _Block(metric, hypotheses, references)
-    _LAST[:] = [list(hypotheses), list(stream), aware, block]
+    if cache is not None:
+        cache[key] = (stream, block)  # the stream is kept, so its id is not reused while the entry lives
     return block
 
 

@@ -125,19 +125,16 @@ class Columns:
         total = int(self.lengths.sum())
         values = np.fromiter(chain.from_iterable(delays), dtype=np.float64, count=total)
         self.order = np.argsort(-self.lengths, kind="stable")
-        rank = np.empty(count, dtype=np.int64)
-        rank[self.order] = np.arange(count)
         longest = int(self.lengths.max()) if count else 0
         self.alive = count - np.cumsum(np.bincount(self.lengths, minlength=longest + 1))[:-1]
         self.starts = np.zeros(longest + 1, dtype=np.int64)
         np.cumsum(self.alive, out=self.starts[1:])
-        sentence_starts = np.cumsum(self.lengths) - self.lengths
-        position = np.arange(total, dtype=np.int64) - np.repeat(sentence_starts, self.lengths)
+        first = (np.cumsum(self.lengths) - self.lengths)[self.order]  # where each ranked sentence starts
         self.values = np.empty(total, dtype=np.float64)
-        self.values[self.starts[position] + np.repeat(rank, self.lengths)] = values
-        for i in range(1, longest):
-            back = self.column(i) < self.column(i - 1)[:self.alive[i]]
-            if back.any():
+        for i in range(longest):
+            np.take(values, first[:self.alive[i]] + i, out=self.column(i))
+            back = self.column(i) < self.column(i - 1)[:self.alive[i]] if i else None
+            if i and back.any():
                 sentence = int(self.order[int(np.argmax(back))])
                 raise InputError(f"expected non-decreasing delays; sentence {sentence + 1} has "
                                  f"{list(delays[sentence])[:i + 2]}...")

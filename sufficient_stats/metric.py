@@ -122,15 +122,21 @@ class Metric(ABC):
     def check_corpus(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Sequence[Any]:
         """The hypotheses this metric scores, after checking the corpus's shape and types once."""
         check_parallel(hypotheses, references)
-        kinds = set(map(type, hypotheses))
+        cache = getattr(hypotheses, "cache", None)  # an input's hypotheses: the types are found once
+        key = ("types", tuple(map(id, references)))
+        kinds, _ = cache[key] if cache is not None and key in cache else (None, None)
+        if kinds is None:
+            kinds = set(map(type, hypotheses))
+            for k, stream in enumerate(references):
+                if set(map(type, stream)) - {str}:
+                    bad = next(i for i, r in enumerate(stream) if not isinstance(r, str))
+                    raise InputError(f"{self.name}: reference stream {k + 1}, segment {bad + 1}: expected a "
+                                     f"string, got {type(stream[bad]).__name__}")
+            if cache is not None:
+                cache[key] = (kinds, references)  # the streams are kept, so their ids are not reused
         if not (kinds <= {str} and self.hypothesis_kind == "text") and not (
                 kinds <= {SimulHypothesis} and self.hypothesis_kind != "text"):
             hypotheses = [self.check_hypothesis(h, i) for i, h in enumerate(hypotheses)]
-        for k, stream in enumerate(references):
-            if set(map(type, stream)) - {str}:
-                bad = next(i for i, r in enumerate(stream) if not isinstance(r, str))
-                raise InputError(f"{self.name}: reference stream {k + 1}, segment {bad + 1}: expected a string, "
-                                 f"got {type(stream[bad]).__name__}")
         if len(references) < self.min_references or len(references) > (self.max_references or len(references)):
             self.check_references(["" for _ in references])  # raises, naming the expected count
         return hypotheses

@@ -8,7 +8,7 @@ Wire forms (protocol fields, SimulEval records) are turned into these by the fro
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence
+from typing import Any, Dict, Iterable, NamedTuple, Optional, Sequence
 
 
 class SimulHypothesis(NamedTuple):
@@ -20,3 +20,16 @@ class SimulHypothesis(NamedTuple):
     source_length: float
     elapsed: Optional[Sequence[float]] = None
     text: Optional[str] = None
+
+
+class Hypotheses(list):
+    """The hypotheses of one input: a list that carries ``cache``, where a vectorised metric keeps what
+    it derives from the whole corpus once and shares among metrics and calls (latency's delay layout).
+    An input never changes its hypotheses; slices are plain lists, without the cache."""
+
+    def __init__(self, items: Iterable[Any] = ()) -> None:
+        super().__init__(items)
+        self.cache: Dict[Any, Any] = {}
+
+    def __reduce__(self) -> Any:  # the cache stays in this process
+        return Hypotheses, (list(self),)

@@ -248,3 +248,29 @@ def test_corpus_totals_equal_the_sum_of_rows(name, options):
         metric.corpus_stats(bad, [refs[:17]])
     with pytest.raises(type(rows_error.value), match="source length"):
         metric.corpus_partial(bad, [refs[:17]])
+
+
+def test_layout_shared_through_the_input_is_keyed_and_stays_in_process():
+    """AL, LAAL, DAL and AP of one input share its delay layout (kept in the input's hypothesis
+    cache); a different reference stream or delay kind gets its own, and pickling leaves it behind."""
+    import pickle
+
+    rng = random.Random(3)
+    hyps = []
+    for i in range(200):
+        delays = sorted(rng.randint(1, 20) for _ in range(rng.randint(1, 15)))
+        hyps.append(SimulHypothesis(delays, 20, [d * 300.0 + i for d in delays]))
+    refs_a = [" ".join("w" for _ in range(rng.randint(1, 25))) for _ in hyps]
+    refs_b = [" ".join("w" for _ in range(rng.randint(1, 25))) for _ in hyps]
+    data = records_input([{"delays": h.delays, "source_length": h.source_length, "elapsed": h.elapsed,
+                           "reference": r} for h, r in zip(hyps, refs_a)])
+    for name, options in (("al", {}), ("laal", {}), ("dal", {}), ("ap", {}),
+                          ("al", {"unit": "speech", "computation_aware": True}), ("al", {})):
+        metric = load_metric(name, **options)
+        for refs in (refs_a, refs_b, refs_a):  # the same hypotheses object with either stream
+            expected = sum_stats(metric.corpus_stats(list(hyps), [refs]), 3)
+            assert metric.corpus_partial(data.hypotheses, [refs]).finish() == expected
+        assert data.partial(metric).finish() == sum_stats(metric.corpus_stats(list(hyps), [refs_a]), 3)
+    layouts = [key for key in data.hypotheses.cache if key[0] == "latency"]
+    assert len(layouts) == 6  # three stream objects (refs_a, refs_b, the input's own copy) x two delay kinds
+    assert not pickle.loads(pickle.dumps(data)).hypotheses.cache

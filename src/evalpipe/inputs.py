@@ -28,7 +28,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 from evalpipe.corpus import count_lines, read_lines
 from evalpipe.errors import InputError
 from evalpipe.sufficient_stats.metric import check_parallel
-from evalpipe.sufficient_stats.segments import SimulHypothesis
+from evalpipe.sufficient_stats.segments import Hypotheses, SimulHypothesis
 from evalpipe.sufficient_stats.vectors import Partial, partial_sum
 
 Segment = Tuple[Any, Tuple[str, ...]]
@@ -89,7 +89,7 @@ class Pairs(Input):
         self.name, where = name, name or None
         if isinstance(hypotheses, str) or isinstance(references, str) or any(isinstance(r, str) for r in references):
             raise InputError("expected a list of hypotheses and a list of reference streams, got a string", where)
-        self.hypotheses, self.references = list(hypotheses), [list(stream) for stream in references]
+        self.hypotheses, self.references = Hypotheses(hypotheses), [list(stream) for stream in references]
         check_parallel(self.hypotheses, self.references)
         kinds = set(map(type, self.hypotheses))
         bad = None if kinds <= {self.hypothesis_type} else next(
