@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from fractions import Fraction
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple, Union
 
 from evalpipe.errors import StatsError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Number = Union[int, float]
 _INT = re.compile(r"[+-]?\d+\Z")
@@ -72,6 +74,8 @@ def _exact_floats(values: np.ndarray, where: str) -> Tuple[int, bool]:
     m * 2**e with m a 53-bit integer (``frexp``); the high and low 26-bit halves of the m are summed per
     exponent with ``bincount`` (sums of at most 2**25 halves stay below 2**53, so float64 adds them
     exactly), and only one Python shift and add per distinct exponent remains."""
+    import numpy as np  # imported when first needed: a command that never sums floats starts faster
+
     if not np.isfinite(values).all():
         raise StatsError(f"stats {where}: expected finite numbers, got {values[~np.isfinite(values)][0]}")
     integral = bool((values == np.floor(values)).all())
@@ -95,6 +99,8 @@ def _exact_floats(values: np.ndarray, where: str) -> Tuple[int, bool]:
 def partial_of_columns(columns: Sequence[Union[int, np.ndarray]], rows: int) -> Partial:
     """The exact partial sum of ``rows`` stats rows given column-wise: an int is an integer column's
     total, an array a float column's values (the vectorised plugins' path; no rows are built)."""
+    import numpy as np
+
     partial = Partial(len(columns))
     partial.rows = rows
     for i, column in enumerate(columns):
@@ -110,6 +116,8 @@ def partial_of_columns(columns: Sequence[Union[int, np.ndarray]], rows: int) -> 
 def _exact_column(column: Sequence[Number], where: str) -> Tuple[int, bool]:
     """(fixed-point integer total, every value integral) of a column holding floats."""
     if len(column) > 64:
+        import numpy as np
+
         ints = [v for v in column if type(v) is int]
         floats, integral = _exact_floats(np.asarray([v for v in column if type(v) is not int], dtype=np.float64),
                                          where) if len(ints) < len(column) else (0, True)
@@ -145,7 +153,8 @@ def partial_sum(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -
     partial.rows = len(rows)
     for i, column in enumerate(zip(*rows)):
         types = set(map(type, column))
-        if any(issubclass(t, np.generic) for t in types):  # numpy scalars from vectorised plugins
+        np = sys.modules.get("numpy")  # without numpy imported, no value is a numpy scalar
+        if np is not None and any(issubclass(t, np.generic) for t in types):  # from vectorised plugins
             column = [v.item() if isinstance(v, np.generic) else v for v in column]
             types = set(map(type, column))
         if types == {int}:
