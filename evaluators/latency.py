@@ -90,24 +90,8 @@ class LatencyMetric(Metric):
         return hyp.elapsed
 
     def segment_stats(self, hypothesis: SimulHypothesis, references: Tuple[str, ...]) -> List[Any]:
-        """``[value, 1, 0]`` for a sentence, ``[0, 0, 1]`` for an empty hypothesis."""
-        delays = list(self.checked_delays(hypothesis))
-        if not delays:
-            return list(EMPTY)
-        if any(b < a for a, b in zip(delays, delays[1:])) or not all(map(math.isfinite, delays)):
-            raise InputError(f"{self.name}: expected finite non-decreasing delays, got {delays[:8]}...")
-        reference = references[0] if references else None
-        return [self.value(float(hypothesis.source_length), reference, delays), 1, 0]
-
-    def formula(self, delays: List[float], src_len: float, tgt_len: float) -> float:
-        raise NotImplementedError(f"{type(self).__name__} must implement formula()")
-
-    def value(self, src_len: float, reference: Optional[str], delays: List[float]) -> float:
-        """The sentence's value under the configured convention."""
-        if self.options["convention"] == "iwslt2020":
-            delays, src_len = F.iwslt2020_inputs(delays, src_len)
-            return self.formula(delays, src_len, len(delays))
-        return self.formula(delays, src_len, self.target_length(reference, len(delays)))
+        """``[value, 1, 0]`` for a sentence, ``[0, 0, 1]`` for an empty hypothesis (the block path on one)."""
+        return self.block_stats([hypothesis], [[r] for r in references])[0]
 
     def reference_length(self, reference: Optional[str]) -> int:
         words = len(reference.split()) if isinstance(reference, str) else 0
@@ -118,19 +102,11 @@ class LatencyMetric(Metric):
         return words
 
     def target_mode(self) -> str:
+        if self.options["convention"] == "iwslt2020":
+            return "hypothesis"  # with its </s>
         return self.options["target_length"] if self.uses_reference else "hypothesis"
 
-    def target_length(self, reference: Optional[str], hyp_len: int) -> int:
-        mode = self.target_mode()
-        if mode == "hypothesis":
-            return hyp_len
-        ref_len = self.reference_length(reference)
-        return ref_len if mode == "reference" else max(ref_len, hyp_len)
-
     # -- a corpus or block with numpy ----------------------------------------------------------
-    def _batched(self) -> bool:
-        return self.batch_formula is not None and self.options["convention"] == "simuleval"
-
     def _values(self, hypotheses: Sequence[SimulHypothesis],
                 references: Sequence[Sequence[str]]) -> Tuple[List[int], np.ndarray]:
         """(indices of the sentences with a hypothesis, their values) by :meth:`batch_values`."""
@@ -140,10 +116,7 @@ class LatencyMetric(Metric):
         return block.kept, self.batch_values(block)
 
     def block_stats(self, hypotheses: Sequence[SimulHypothesis], references: Sequence[Sequence[str]]) -> List[list]:
-        """Rows of a block: the numpy path (:meth:`batch_values`) for the SimulEval convention where
-        implemented, bit-identical per sentence to :meth:`segment_stats`."""
-        if not self._batched():
-            return super().block_stats(hypotheses, references)
+        """Rows of a block, from the numpy values (:meth:`batch_values`)."""
         rows = [list(EMPTY) for _ in hypotheses]
         kept, values = self._values(hypotheses, references)
         for i, v in zip(kept, values.tolist()):
@@ -152,17 +125,15 @@ class LatencyMetric(Metric):
 
     def corpus_partial(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Partial:
         """The exact column sums of the whole corpus from the numpy values, without building rows."""
-        if not self._batched():
-            return super().corpus_partial(hypotheses, references)
         hypotheses = self.check_corpus(hypotheses, references)
         kept, values = self._values(hypotheses, references)
         return partial_of_columns([values, len(kept), len(hypotheses) - len(kept)], len(hypotheses))
 
-    #: the batched formula (columns, source lengths, target lengths) -> values, where there is one
+    #: the batched formula: (columns, source lengths, target lengths) -> values
     batch_formula: ClassVar[Any] = None
 
     def batch_values(self, block: "_Block") -> np.ndarray:
-        """Per-sentence values of a block's sentences with a hypothesis, with numpy (SimulEval convention)."""
+        """Per-sentence values of a block's sentences with a hypothesis."""
         columns, src = block.columns, block.src
         mode, hyp = self.target_mode(), columns.lengths.astype(np.float64)
         if mode == "hypothesis":
@@ -205,7 +176,11 @@ class _Block:
             bad = int(np.argmin(np.isfinite(src) & (src > 0)))
             metric.checked_delays(hypotheses[bad])  # raises, naming the problem
         self.src = src if everything else src[self.kept]
-        self.columns = F.Columns(delays if everything else [delays[i] for i in self.kept])
+        delays = delays if everything else [delays[i] for i in self.kept]
+        if metric.options["convention"] == "iwslt2020":
+            delays = [F.iwslt2020_inputs(d, x)[0] for d, x in zip(delays, self.src.tolist())]
+            self.src = self.src + 1
+        self.columns = F.Columns(delays)
         stream = references[0] if references else [None] * len(hypotheses)
         self.references = list(stream) if everything else [stream[i] for i in self.kept]
         self._lengths: Optional[np.ndarray] = None
@@ -223,7 +198,7 @@ def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
     of one input lay it out once."""
     stream = references[0] if references else None
     cache = getattr(hypotheses, "cache", None)
-    key = ("latency", metric.options["computation_aware"], id(stream))
+    key = ("latency", metric.options["computation_aware"], metric.options["convention"], id(stream))
     if cache is not None and key in cache:
         return cache[key][1]
     block = _Block(metric, hypotheses, references)
@@ -236,7 +211,6 @@ class AP(LatencyMetric):
     """Average Proportion: sum of delays / (|X| |Y|)."""
 
     name, label = "ap", "AP"
-    formula = staticmethod(F.average_proportion)
     batch_formula = staticmethod(F.batch_average_proportion)
 
 
@@ -244,7 +218,6 @@ class AL(LatencyMetric):
     """Average Lagging (STACL)."""
 
     name, label = "al", "AL"
-    formula = staticmethod(F.average_lagging)
     batch_formula = staticmethod(F.batch_average_lagging)
 
 
@@ -254,14 +227,13 @@ class LAAL(AL):
     name, label = "laal", "LAAL"
 
     def target_mode(self) -> str:
-        return "max"
+        return "hypothesis" if self.options["convention"] == "iwslt2020" else "max"
 
 
 class DAL(LatencyMetric):
     """Differentiable Average Lagging (|Y| = hypothesis length)."""
 
     name, label, uses_reference = "dal", "DAL", False
-    formula = staticmethod(lambda delays, src_len, tgt_len: F.differentiable_average_lagging(delays, src_len))
     batch_formula = staticmethod(lambda columns, src, tgt: F.batch_differentiable_average_lagging(columns, src))
 
 
@@ -269,14 +241,14 @@ class StartOffset(LatencyMetric):
     """Delay of the first target token."""
 
     name, label, uses_reference = "start_offset", "StartOffset", False
-    formula = staticmethod(lambda delays, src_len, tgt_len: delays[0])
+    batch_formula = staticmethod(lambda columns, src, tgt: columns.unranked(columns.column(0).copy()))
 
 
 class EndOffset(LatencyMetric):
     """Delay of the last target token minus the source length."""
 
     name, label, uses_reference = "end_offset", "EndOffset", False
-    formula = staticmethod(lambda delays, src_len, tgt_len: delays[-1] - src_len)
+    batch_formula = staticmethod(lambda columns, src, tgt: columns.last() - src)
 
 
 class ATD(LatencyMetric):
@@ -288,6 +260,7 @@ class ATD(LatencyMetric):
     """
 
     name, label, uses_reference = "atd", "ATD", False
+    block_stats, corpus_partial = Metric.block_stats, Metric.corpus_partial  # per sentence
 
     def segment_stats(self, hypothesis: SimulHypothesis, references: Tuple[str, ...]) -> List[Any]:
         delays = list(hypothesis.delays)

@@ -1,4 +1,4 @@
-"""Latency formulas of simultaneous translation, per sentence (pure Python) and batched (numpy).
+"""Latency formulas of simultaneous translation, for many sentences at once with numpy (ATD: per sentence).
 
 Notation: source length |X| (words for text, milliseconds for speech), delays d_1..d_|Y'| (the
 source read when each target token was written), target length |Y|, gamma = |Y| / |X|.
@@ -13,8 +13,9 @@ source read when each target token was written), target length |Y|, gamma = |Y| 
 * ATD  (Kano et al., 2023): average over target tokens of (end time of the token - end time of the
         source token it is aligned to by chunk), SimulEval 1.1's algorithm.
 
-These are SimulEval 1.1.4's definitions (``simuleval/evaluator/scorers/latency_scorer.py``); the
-batched versions compute the same per-sentence values, to the last bit, for many sentences at once.
+These are SimulEval 1.1.4's definitions (``simuleval/evaluator/scorers/latency_scorer.py``).  The
+batched versions repeat its per-sentence loops' floating-point operations in the same order, so every
+sentence's value is SimulEval's to the last bit (tested on real logs and random delays).
 """
 from __future__ import annotations
 
@@ -26,38 +27,6 @@ from typing import List, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import InputError
-
-
-def average_lagging(delays: Sequence[float], src_len: float, tgt_len: float) -> float:
-    """AL of one sentence (see the module docstring)."""
-    if delays[0] > src_len:
-        return delays[0]
-    gamma = tgt_len / src_len
-    total = 0.0
-    tau = 0
-    for t, d in enumerate(delays):
-        total += d - t / gamma
-        tau = t + 1
-        if d >= src_len:
-            break
-    return total / tau
-
-
-def differentiable_average_lagging(delays: Sequence[float], src_len: float) -> float:
-    """DAL of one sentence; |Y| is the number of delays."""
-    tgt_len = len(delays)
-    gamma = tgt_len / src_len
-    total = 0.0
-    last = 0.0
-    for i, g in enumerate(delays):
-        g_prime = g if i == 0 else max(g, last + 1 / gamma)
-        total += g_prime - i / gamma
-        last = g_prime
-    return total / tgt_len
-
-
-def average_proportion(delays: Sequence[float], src_len: float, tgt_len: float) -> float:
-    return sum(delays) / (src_len * tgt_len)
 
 
 def average_token_delay(delays: Sequence[float], compute_times: Sequence[float], src_unit: float,
@@ -107,9 +76,8 @@ def average_token_delay(delays: Sequence[float], compute_times: Sequence[float],
 
 # -- batched (numpy) ---------------------------------------------------------------------------
 class Columns:
-    """Many sentences' delays laid out column by column, for sentence-parallel loops that repeat
-    the per-sentence functions' floating-point operations in the same order (so every value is
-    bit-identical to theirs).
+    """Many sentences' delays laid out column by column, for sentence-parallel loops that repeat a
+    per-sentence loop's floating-point operations in the same order.
 
     Sentences are ranked longest first (``order``: sentence indices by rank), so the sentences that
     have a delay at position ``i`` are ranks ``0 .. alive[i] - 1`` and :meth:`column` is a
@@ -142,6 +110,10 @@ class Columns:
             sentence = int(np.repeat(np.arange(count), self.lengths)[np.argmin(np.isfinite(values))])
             raise InputError(f"expected finite delays; sentence {sentence + 1} has {list(delays[sentence])[:8]}")
 
+    def last(self) -> np.ndarray:
+        """Every sentence's last delay, in sentence order."""
+        return np.fromiter((d[-1] for d in self.delays), dtype=np.float64, count=len(self.delays))
+
     def column(self, i: int) -> np.ndarray:
         """The ``i``-th delay (0-based) of ranks ``0 .. alive[i] - 1``."""
         return self.values[self.starts[i]:self.starts[i + 1]]
@@ -160,8 +132,8 @@ def _columns(delays) -> Columns:
 
 
 def batch_average_lagging(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    """AL of many sentences (``delays``: lists or :class:`Columns`), bit-identical to
-    :func:`average_lagging`: ``total += d - t / gamma`` in order until the first d >= |X|."""
+    """AL of many sentences (``delays``: lists or :class:`Columns`): ``total += d - t / gamma`` in order
+    until the first d >= |X|, then ``total / tau``; d_1 when d_1 > |X|."""
     c = _columns(delays)
     src = c.ranked(src_lens)
     gamma = c.ranked(tgt_lens) / src
@@ -181,8 +153,8 @@ def batch_average_lagging(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) ->
 
 
 def batch_differentiable_average_lagging(delays, src_lens: np.ndarray) -> np.ndarray:
-    """DAL of many sentences, bit-identical to :func:`differentiable_average_lagging`:
-    d'_i = max(d_i, d'_{i-1} + 1/gamma) and ``total += d'_i - i / gamma`` in order."""
+    """DAL of many sentences (|Y| = the number of delays): d'_i = max(d_i, d'_{i-1} + 1/gamma) and
+    ``total += d'_i - i / gamma`` in order, then ``total / |Y|``."""
     c = _columns(delays)
     src = c.ranked(src_lens)
     tgt = c.ranked(c.lengths)
@@ -200,9 +172,9 @@ def batch_differentiable_average_lagging(delays, src_lens: np.ndarray) -> np.nda
 
 
 def batch_average_proportion(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    """AP of many sentences, bit-identical to :func:`average_proportion`: the delays are added left
-    to right, as the builtin ``sum`` does up to Python 3.11 (3.12 compensates its float sums; there
-    the builtin itself is used)."""
+    """AP of many sentences: ``sum(delays) / (|X| |Y|)`` with the delays added left to right, as
+    SimulEval's builtin ``sum`` does up to Python 3.11 (3.12 compensates its float sums; there the
+    builtin itself is used)."""
     c = _columns(delays)
     if sys.version_info >= (3, 12):
         sums = np.fromiter(map(sum, c.delays), dtype=np.float64, count=len(c.delays))

@@ -81,25 +81,25 @@ def test_engines_run_the_batched_path_and_agree_with_the_exact_path(logs):
                 assert runner.rows(Job(MetricSpec.of(name), data)) == exact, (name, engine)
 
 
-@pytest.mark.parametrize("kind", ["logs", "random speech-like"])
-def test_batched_sentence_values_are_bit_identical(logs, kind):
-    """Every per-sentence AL / LAAL / DAL / AP of the batched path equals the exact path's to the bit."""
-    if kind == "logs":
-        records = [r for rs in logs.values() for r in rs]
-    else:
-        rng = random.Random(7)
-        records = []
-        for _ in range(3000):
-            src = rng.choice([rng.randint(1, 40), rng.uniform(500.0, 9000.0)])
-            delays = sorted(rng.uniform(0, src * 1.2) for _ in range(rng.randint(1, 60)))
-            ref = " ".join("w" for _ in range(rng.randint(1, 50)))
-            records.append({"source_length": src, "delays": delays, "reference": ref})
+def test_random_delays_equal_simuleval_to_the_bit():
+    """Per-sentence AL / LAAL / DAL / AP / StartOffset / EndOffset of random text and speech-like
+    delays (float source lengths, long sentences) equal SimulEval 1.1.4's, bit for bit."""
+    LogInstance, scorers = simuleval_scorers()
+    rng = random.Random(7)
+    records = []
+    for i in range(3000):
+        src = rng.choice([rng.randint(1, 40), rng.uniform(500.0, 9000.0)])
+        delays = sorted(rng.uniform(0, src * 1.2) for _ in range(rng.randint(1, 60)))
+        records.append({"index": i, "source_length": src, "delays": delays, "elapsed": delays,
+                        "prediction": " ".join("p" for _ in delays), "prediction_length": len(delays),
+                        "reference": " ".join("w" for _ in range(rng.randint(1, 50)))})
     data = records_input(records)
-    for name in ("al", "laal", "dal", "ap"):
-        metric = load_metric(name)
-        exact = [metric.value(r["source_length"], r["reference"], r["delays"]) for r in records]
-        fast = metric.corpus_stats(data.hypotheses, data.references)
-        assert [row[0] for row in fast] == exact, name
+    instances = {i: LogInstance(json.dumps(r)) for i, r in enumerate(records)}
+    for name, scorer_class in scorers.items():
+        scorer = scorer_class()
+        scorer(instances)
+        rows = load_metric(name).corpus_stats(data.hypotheses, data.references)
+        assert [row[0] for row in rows] == [ins.metrics[scorer.metric_name] for ins in instances.values()], name
 
 
 def test_batched_path_rejects_bad_delays_by_sentence():
