@@ -30,6 +30,10 @@ class Accuracy(Metric):
         "lowercase": Option(bool, False, "compare labels case-insensitively"),
     }
     STATS_FIELDS = ("correct", "gold", "segments")
+    NONNEGATIVE_STATS = True
+
+    def stats_bounds(self) -> List[Tuple[str, str]]:
+        return [("correct", "gold")]
     max_references = 1
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:

@@ -59,6 +59,11 @@ class BLEU(Metric):
     STATS_FIELDS = ("hyp_len", "ref_len", "correct_1", "correct_2", "correct_3", "correct_4",
                     "total_1", "total_2", "total_3", "total_4")
 
+    NONNEGATIVE_STATS = True
+
+    def stats_bounds(self) -> List[Tuple[str, str]]:
+        return [(f"correct_{i}", f"total_{i}") for i in range(1, self.options["max_ngram_order"] + 1)]
+
     def fields(self) -> Tuple[str, ...]:
         n = self.options["max_ngram_order"]
         return ("hyp_len", "ref_len") + tuple(f"correct_{i}" for i in range(1, n + 1)) + tuple(

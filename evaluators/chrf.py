@@ -64,6 +64,11 @@ class ChrF(Metric):
     }
     STATS_FIELDS = tuple(f"c{n}_{k}" for n in range(1, 7) for k in ("hyp", "ref", "match"))
 
+    NONNEGATIVE_STATS = True
+
+    def stats_bounds(self) -> List[Tuple[str, str]]:
+        return [(f.rsplit("_", 1)[0] + "_match", f) for f in self.stats_fields if not f.endswith("_match")]
+
     def fields(self) -> Tuple[str, ...]:
         o = self.options
         return tuple(f"c{n}_{k}" for n in range(1, o["char_order"] + 1) for k in ("hyp", "ref", "match")) \

@@ -33,6 +33,7 @@ class TER(Metric):
         "cache_size": Option(int, 4096, "reference sets kept in the LRU cache (no effect on scores)", minimum=1),
     }
     STATS_FIELDS = ("num_edits", "ref_length")
+    NONNEGATIVE_STATS = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

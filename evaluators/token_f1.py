@@ -57,6 +57,10 @@ class TokenF1(Metric):
         "tokenize": Option(str, "whitespace", "tokenizer", choices=("whitespace", "13a", "intl", "char")),
     }
     STATS_FIELDS = ("f1_sum", "segments", "overlap", "pred_tokens", "ref_tokens")
+    NONNEGATIVE_STATS = True
+
+    def stats_bounds(self) -> List[Tuple[str, str]]:
+        return [("f1_sum", "segments"), ("overlap", "pred_tokens"), ("overlap", "ref_tokens")]
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

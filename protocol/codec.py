@@ -4,11 +4,12 @@ Requests (fields separated by ``|||``; spaces around fields and ``\\r\\n`` line 
 
     SCORE ||| ref_1 ||| ... ||| ref_n ||| hyp     ->  stats vector, e.g. "27 25 20 14 9 5 27 26 25 24"
     EVAL ||| v_1 v_2 ...                         ->  score at full precision, e.g. "34.56..."
-    EVAL ||| vector_1 ||| vector_2 ...           ->  one score per vector on the one line (extension)
+    EVAL ||| vector_1 ||| ... ||| vector_n       ->  n score lines, then the score of the summed vectors
     INFO                                         ->  "signature ||| field_1 field_2 ..." (extension)
 
-Every request gets exactly one reply line; a request that cannot be served gets
-``ERROR ||| message``.
+Every request gets exactly one reply line, except EVAL with n >= 2 vectors (n + 1 lines; with
+the pycocoevalcap dialect also n = 1, see :mod:`evalpipe.protocol.dispatch`); a request that
+cannot be served gets one ``ERROR ||| message`` line.
 """
 from __future__ import annotations
 
@@ -47,10 +48,6 @@ def parse_request(line: str) -> Request:
 def format_score(value: float) -> str:
     """A score at full precision (``repr`` of the float)."""
     return repr(float(value))
-
-
-def format_scores(values: Sequence[float]) -> str:
-    return " ".join(format_score(v) for v in values)
 
 
 def format_error(message: str) -> str:

@@ -1,4 +1,10 @@
-"""Turning one request line into one reply line (no I/O).
+"""Turning one request line into its reply lines (no I/O).
+
+Every request gets one reply line, except ``EVAL`` with n >= 2 vectors: n score lines, then the
+aggregate line -- the score of the summed vectors (METEOR 1.5's answer, which pycocoevalcap reads).
+With ``dialect="pycocoevalcap"`` a one-vector ``EVAL`` also answers two lines (score, aggregate: the
+same number), as pycocoevalcap's bundled METEOR jar does.  ``strict_stats`` rejects EVAL vectors the
+metric cannot have produced (:meth:`~evalpipe.sufficient_stats.metric.Metric.impossible`).
 
 A request that cannot be served -- unknown command, missing reference, wrong vector length,
 non-numeric value, bad UTF-8 -- raises an :class:`~evalpipe.errors.EvalpipeError` and gets
@@ -11,58 +17,72 @@ from __future__ import annotations
 import logging
 from typing import Any, List, Set, Union
 
+from evalpipe.sufficient_stats.vectors import sum_stats
+
 from evalpipe.errors import EvalpipeError, InputError
-from evalpipe.protocol.codec import decode_line, format_error, format_reply_stats, format_scores, parse_request
+from evalpipe.protocol.codec import decode_line, format_error, format_reply_stats, format_score, parse_request
 from evalpipe.protocol.requests import score_fields
 from evalpipe.sufficient_stats.vectors import parse_stats
 
 log = logging.getLogger(__name__)
 
 COMMANDS = ("SCORE", "EVAL", "INFO")
+DIALECTS = ("meteor", "pycocoevalcap")
 
 
 class Dispatcher:
     """Serves SCORE / EVAL / INFO requests for one metric; remembers the reference counts it saw
     (the signature's ``nrefs``)."""
 
-    def __init__(self, metric: Any) -> None:
-        self.metric = metric
+    def __init__(self, metric: Any, dialect: str = "meteor", strict_stats: bool = False) -> None:
+        if dialect not in DIALECTS:
+            raise InputError(f"expected a dialect among {', '.join(DIALECTS)}, got {dialect!r}")
+        self.metric, self.dialect, self.strict_stats = metric, dialect, strict_stats
         self.reference_counts: Set[int] = set()
 
-    def handle(self, line: Union[str, bytes]) -> str:
-        """The reply line (without line end) for one request line."""
+    def handle(self, line: Union[str, bytes]) -> List[str]:
+        """The reply lines (without line ends) for one request line; an error is one ``ERROR`` line."""
         try:
             text = decode_line(line) if isinstance(line, bytes) else line.rstrip("\r\n")
             return self._dispatch(text)
         except EvalpipeError as exc:
-            return format_error(str(exc) or type(exc).__name__)
+            return [format_error(str(exc) or type(exc).__name__)]
         except Exception as exc:  # a bug, not bad input: say so, keep the traceback, go on
             shown = line if len(line) <= 200 else line[:200] + (b"..." if isinstance(line, bytes) else "...")
             log.error("internal error while serving %r", shown, exc_info=True)
-            return format_error(f"internal error: {type(exc).__name__}: {exc}")
+            return [format_error(f"internal error: {type(exc).__name__}: {exc}")]
 
     def nrefs(self) -> Any:
         """The reference count seen so far: None before any, -1 when it varied."""
         counts = self.reference_counts
         return None if not counts else next(iter(counts)) if len(counts) == 1 else -1
 
-    def _dispatch(self, text: str) -> str:
+    def _dispatch(self, text: str) -> List[str]:
         request = parse_request(text)
         command = request.command.upper()
         if command == "SCORE":
             hypothesis, references = score_fields(self.metric, request.fields)
             stats = self.metric.stats(hypothesis, references)
             self.reference_counts.add(len(references))
-            return format_reply_stats(stats)
+            return [format_reply_stats(stats)]
         if command == "EVAL":
-            return format_scores(self._evaluate(request.fields))
+            return self._evaluate(request.fields)
         if command == "INFO":
-            return f"{self.metric.signature(self.nrefs())} ||| {' '.join(self.metric.stats_fields)}"
+            return [f"{self.metric.signature(self.nrefs())} ||| {' '.join(self.metric.stats_fields)}"]
         shown = text if len(text) <= 60 else text[:57] + "..."
         raise InputError(f"expected a request starting with {', '.join(COMMANDS)}; got {shown!r}")
 
-    def _evaluate(self, fields: List[str]) -> List[float]:
+    def _evaluate(self, fields: List[str]) -> List[str]:
         if not fields or not any(fields):
             raise InputError(f"EVAL expects a stats vector of {self.metric.num_stats} numbers "
                              f"({' '.join(self.metric.stats_fields)}); got none")
-        return [self.metric.score(parse_stats(field)) for field in fields]
+        vectors = [self.metric.check_stats(parse_stats(field)) for field in fields]
+        if self.strict_stats:
+            for i, vector in enumerate(vectors):
+                problem = self.metric.impossible(vector)
+                if problem:
+                    raise InputError(f"EVAL vector {i + 1}: {problem} (--strict-stats)")
+        scores = [format_score(self.metric.score(v)) for v in vectors]
+        if len(vectors) == 1 and self.dialect == "meteor":
+            return scores
+        return scores + [format_score(self.metric.score(sum_stats(vectors, self.metric.num_stats)))]

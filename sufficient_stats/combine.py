@@ -95,5 +95,8 @@ class Combination(Metric):
         """Sum of weight * member score of its slice of ``stats``."""
         return sum(w * m.score(stats[sl]) for (w, _, m), sl in zip(self.members, self.slices))
 
+    def impossible(self, stats: Sequence[Any]) -> Optional[str]:
+        return next(filter(None, (m.impossible(stats[sl]) for (_, _, m), sl in zip(self.members, self.slices))), None)
+
     def signature(self, nrefs: Optional[int] = None) -> str:
         return " + ".join(f"{w!r}*{name}[{m.signature(nrefs)}]" for w, name, m in self.members)

@@ -48,6 +48,9 @@ class Metric(ABC):
     #: how many references a segment may have (latency metrics: 0 or 1; accuracy: exactly 1)
     min_references: ClassVar[int] = 1
     max_references: ClassVar[Optional[int]] = None
+    #: what a summed vector of this metric always satisfies (``serve --strict-stats`` rejects the rest):
+    #: every field >= 0 when ``NONNEGATIVE_STATS``; ``part <= whole`` for each pair of :meth:`stats_bounds`
+    NONNEGATIVE_STATS: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(self.OPTIONS))
@@ -78,6 +81,10 @@ class Metric(ABC):
         """Rows of a block of validated segments (``references``: parallel streams).  Override with
         a vectorized version that gives the same rows."""
         return [self.segment_stats(h, tuple(stream[i] for stream in references)) for i, h in enumerate(hypotheses)]
+
+    def stats_bounds(self) -> Sequence[Tuple[str, str]]:
+        """``(part, whole)`` field pairs with part <= whole in every vector the metric produces."""
+        return ()
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         """A reproducibility signature, ``key:value|...``; ``nrefs`` is the input's reference count."""
@@ -197,6 +204,17 @@ class Metric(ABC):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or (type(v) is float and not math.isfinite(v)):
                 raise StatsError(f"{self.name} expects finite numbers as stats, got {v!r}")
         return values
+
+    def impossible(self, stats: Sequence[Any]) -> Optional[str]:
+        """Why a (summed) vector of the right length cannot come from this metric, or None."""
+        fields = dict(zip(self.stats_fields, stats))
+        if self.NONNEGATIVE_STATS:
+            negative = [f"{k}={v}" for k, v in fields.items() if v < 0]
+            if negative:
+                return f"{self.name} stats are counts >= 0; got {', '.join(negative)}"
+        above = [f"{part}={fields[part]} > {whole}={fields[whole]}" for part, whole in self.stats_bounds()
+                 if fields[part] > fields[whole]]
+        return f"{self.name} stats cannot have {', '.join(above)}" if above else None
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())

@@ -1,4 +1,4 @@
-"""The serving loop with in-memory streams: one reply line per request, errors included."""
+"""The serving loop with in-memory streams: the reply lines of every request, errors included."""
 from __future__ import annotations
 
 import io
@@ -71,11 +71,50 @@ def test_crlf_spaces_and_cdec_handshake():
 
 
 def test_meteor_style_integer_eval_and_several_vectors():
-    _, replies = run("bleu", ["EVAL ||| 3 3 3 2 1 0 3 2 1 0", "EVAL ||| 3 3 3 2 1 0 3 2 1 0 ||| 3 3 3 2 1 1 3 2 1 1"])
+    """One vector: one line.  n vectors: n lines, then the score of their sum (METEOR 1.5's answer)."""
+    one, two = [3, 3, 3, 2, 1, 0, 3, 2, 1, 0], [3, 3, 3, 2, 1, 1, 3, 2, 1, 1]
+    _, replies = run("bleu", [f"EVAL ||| {format_stats(one)}", f"EVAL ||| {format_stats(one)} ||| {format_stats(two)}"])
     bleu = load_metric("bleu")
-    assert float(replies[0]) == bleu.score([3, 3, 3, 2, 1, 0, 3, 2, 1, 0])
-    first, second = replies[1].split()
-    assert (first, float(second)) == (replies[0], bleu.score([3, 3, 3, 2, 1, 1, 3, 2, 1, 1]))
+    assert replies == [repr(bleu.score(one)), repr(bleu.score(one)), repr(bleu.score(two)),
+                       repr(bleu.score(sum_stats([one, two])))]
+
+
+def test_pycocoevalcap_dialect_answers_the_aggregate_also_for_one_vector():
+    vector = [3, 3, 3, 2, 1, 0, 3, 2, 1, 0]
+    data = f"EVAL ||| {format_stats(vector)}\nEVAL ||| x\n".encode()
+    out = io.BytesIO()
+    serve(load_metric("bleu"), io.BytesIO(data), out, dialect="pycocoevalcap")
+    score = repr(load_metric("bleu").score(vector))
+    first, second, error = out.getvalue().decode().splitlines()
+    assert (first, second) == (score, score) and error.startswith("ERROR ||| ")
+
+
+@pytest.mark.parametrize("metric,vector,message", [
+    ("bleu", "3 3 4 2 1 0 3 2 1 0", "correct_1=4 > total_1=3"),
+    ("bleu", "3 -1 3 2 1 0 3 2 1 0", "ref_len=-1"),
+    ("chrf", " ".join(["2 2 3"] + ["0 0 0"] * 5), "c1_match=3 > c1_hyp=2"),
+    ("ter", "-1 4", "num_edits=-1"),
+    ("bleu-ter", "3 3 3 2 1 0 3 2 1 0 -2 4", "num_edits=-2")])
+def test_strict_stats_rejects_vectors_no_segment_can_produce(metric, vector, message):
+    good = "3 3 3 2 1 0 3 2 1 0 1 4" if metric == "bleu-ter" else "3 3 3 2 1 0 3 2 1 0"
+    requests = [f"EVAL ||| {vector}"] + ([f"EVAL ||| {good}"] if metric.startswith("bleu") else [])
+    lenient = run(metric, requests)[1]
+    data = "".join(r + "\n" for r in requests).encode()
+    out = io.BytesIO()
+    serve(load_metric(metric), io.BytesIO(data), out, strict_stats=True)
+    strict = out.getvalue().decode().splitlines()
+    assert not lenient[0].startswith("ERROR") and strict[0].startswith("ERROR ||| EVAL vector 1: ")
+    assert message in strict[0] and strict[1:] == lenient[1:]
+
+
+def test_on_error_exit_stops_at_the_first_bad_request_after_flushing_the_answers():
+    from evalpipe.protocol.loop import RequestFailed
+
+    data = b"SCORE ||| a b c ||| a b c\nSCORE ||| only one field\nSCORE ||| a ||| a\n"
+    out = io.BytesIO()
+    with pytest.raises(RequestFailed, match="request 2 could not be served: SCORE expects"):
+        serve(load_metric("bleu"), io.BytesIO(data), out, on_error="exit")
+    assert out.getvalue() == b"3 3 3 2 1 0 3 2 1 0\n"
 
 
 def test_info_names_signature_and_fields():
@@ -114,5 +153,5 @@ def test_dispatcher_turns_plugin_bugs_into_internal_errors_logged_with_traceback
 
     with caplog.at_level("ERROR", logger="evalpipe.protocol.dispatch"):
         reply = Dispatcher(Broken()).handle("SCORE ||| a ||| b")
-    assert reply == "ERROR ||| internal error: RuntimeError: boom second line"
+    assert reply == ["ERROR ||| internal error: RuntimeError: boom second line"]
     assert "Traceback" in caplog.text and "RuntimeError: boom" in caplog.text

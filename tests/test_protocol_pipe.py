@@ -5,14 +5,13 @@ PYTHONUNBUFFERED is removed from the child's environment so a missing flush woul
 from __future__ import annotations
 
 import selectors
-import shutil
 import subprocess
 import sys
 
 import pytest
 import sacrebleu
 
-from conftest import child_env
+from conftest import child_env, script
 from evalpipe.protocol import Client, ProtocolError
 from evalpipe.sufficient_stats.vectors import format_stats, parse_stats, sum_stats
 
@@ -29,9 +28,7 @@ def read_line(proc, timeout=TIMEOUT):
 
 
 def start(*args):
-    exe = shutil.which("evalpipe")
-    cmd = [exe] if exe else [sys.executable, "-m", "evalpipe"]
-    return subprocess.Popen(cmd + ["serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    return subprocess.Popen([script("evalpipe"), "serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=child_env())
 
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
+
+from conftest import script
 
 SOURCES = ["ein kleiner Test", "noch ein etwas längerer Satz hier", "kurz", "der letzte Satz ohne Ende"]
 REFERENCES = ["a small test", "another somewhat longer sentence here", "short", "the last sentence without end"]
@@ -40,8 +40,7 @@ def server(tmp_path):
     src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     tgt.write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
     port = free_port()
-    exe = shutil.which("evalpipe")
-    cmd = ([exe] if exe else [sys.executable, "-m", "evalpipe"]) + [
+    cmd = [script("evalpipe"),
         "simul", "serve", "--src-file", str(src), "--tgt-file", str(tgt), "--port", str(port),
         "--output", str(tmp_path / "out")]
     env = dict(os.environ)

@@ -17,6 +17,7 @@ from evalpipe.cli.base import Group
 # command name -> "module:attribute", in the order help lists them
 COMMANDS = {
     "serve": "evalpipe.cli.serve:serve",
+    "shim": "evalpipe.cli.shim:shim",
     "list": "evalpipe.cli.listing:list_command",
     "score-corpus": "evalpipe.cli.score_corpus:score_corpus",
     "demo": "evalpipe.cli.demo:demo",

@@ -7,6 +7,7 @@ import sys
 import click
 
 from evalpipe.cli.base import Command, setup_logging
+from evalpipe.protocol.dispatch import DIALECTS
 from evalpipe.protocol.loop import serve as serve_loop
 from evalpipe.registry import metric_specs, parse_key_values
 
@@ -15,17 +16,23 @@ from evalpipe.registry import metric_specs, parse_key_values
 @click.argument("metric")
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
               help="metric option (METRIC.KEY=VALUE for one member of a combination)")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="meteor", show_default=True,
+              help="meteor: one-vector EVAL answers one line; pycocoevalcap: also the aggregate line")
+@click.option("--on-error", type=click.Choice(["reply", "exit"]), default="reply", show_default=True,
+              help="reply: ERROR line and go on; exit: error on stderr, exit 1 (for tuners)")
+@click.option("--strict-stats", is_flag=True, help="reject EVAL vectors the metric cannot have produced")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def serve(metric: str, options: tuple, verbose: bool) -> None:
-    """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests, one reply line each).
+def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats: bool, verbose: bool) -> None:
+    """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests).
 
     METRIC is an installed metric (see `evalpipe list`), a module:Class path, or a combination
-    such as bleu-ter or 0.7*bleu+0.3*chrf.
+    such as bleu-ter or 0.7*bleu+0.3*chrf.  EVAL with n >= 2 vectors answers n scores and then
+    the score of their sum, one per line.
     """
     setup_logging(verbose)
     (spec,) = metric_specs([metric], parse_key_values(options))
     try:
-        serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer)
+        serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error)
     except KeyboardInterrupt:
         pass
     # A reader that closed the pipe must not turn into a traceback at interpreter exit.

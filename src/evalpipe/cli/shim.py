@@ -1,0 +1,55 @@
+"""``evalpipe shim``: an executable that stands where a client expects a METEOR-style scorer.
+
+Clients written for METEOR 1.5's ``-stdio`` mode start it themselves -- pycocoevalcap runs
+``java -jar -Xmx2G meteor-1.5.jar - - -stdio -l en -norm``; cdec runs the command its scorer
+configuration names.  The shim is a small POSIX shell script, named as that command (``java`` by
+default), which ignores the arguments it is given and runs ``evalpipe serve METRIC`` with the options
+chosen here.  Put its folder first on ``PATH`` (or name it in the client's configuration) and the
+client drives evalpipe unchanged.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import sys
+from pathlib import Path
+
+import click
+
+from evalpipe.cli.base import Command
+from evalpipe.protocol.dispatch import DIALECTS
+from evalpipe.registry import metric_specs, parse_key_values
+
+
+def write_shim(folder: str, metric: str, options: tuple = (), dialect: str = "meteor", on_error: str = "reply",
+               strict_stats: bool = False, name: str = "java") -> Path:
+    """Write the shim script ``folder/name`` (executable) and return its path; the metric and its
+    options are checked first, so a shim never starts a server that cannot run."""
+    metric_specs([metric], parse_key_values(options))
+    argv = [sys.executable, "-m", "evalpipe", "serve", metric, "--dialect", dialect, "--on-error", on_error]
+    argv += [item for option in options for item in ("-o", option)] + (["--strict-stats"] if strict_stats else [])
+    path = Path(folder, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = ("#!/bin/sh\n# evalpipe shim: the client's arguments are ignored; "
+            "evalpipe serves the line protocol instead\n"
+            f"exec {shlex.join(argv)}\n")
+    temporary = path.with_name(f".{name}.tmp{os.getpid()}")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.chmod(temporary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    os.replace(temporary, path)
+    return path
+
+
+@click.command("shim", cls=Command)
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("-m", "--metric", default="bleu", show_default=True, help="the metric the shim serves")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="metric option")
+@click.option("--dialect", type=click.Choice(DIALECTS), default="meteor", show_default=True,
+              help="pycocoevalcap: one-vector EVAL also answers the aggregate line")
+@click.option("--on-error", type=click.Choice(["reply", "exit"]), default="reply", show_default=True)
+@click.option("--strict-stats", is_flag=True, help="reject EVAL vectors the metric cannot have produced")
+@click.option("--name", default="java", show_default=True, help="file name: the command the client runs")
+def shim(folder, metric, options, dialect, on_error, strict_stats, name) -> None:
+    """Write FOLDER/NAME, a script that runs `evalpipe serve METRIC` whatever arguments it is given."""
+    click.echo(write_shim(folder, metric, options, dialect, on_error, strict_stats, name))
