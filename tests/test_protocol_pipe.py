@@ -82,3 +82,17 @@ def test_python_client(monkeypatch):
         with pytest.raises(ProtocolError, match="expects"):
             client.evaluate([1, 2])
         assert client.evaluate(stats) > 0  # still serving after the error
+
+
+def test_on_error_exit_ends_the_process_non_zero_for_a_cdec_style_client():
+    """cdec turns an ERROR reply into empty statistics (a silent zero); with --on-error exit the
+    client instead sees end of file and the process's non-zero status, after the answered requests."""
+    proc = start("bleu", "--on-error", "exit")
+    proc.stdin.write(b"SCORE ||| a b c ||| a b c\n")
+    proc.stdin.flush()
+    assert read_line(proc) == "3 3 3 2 1 0 3 2 1 0"
+    proc.stdin.write(b"SCORE ||| a b c\n")  # a hypothesis without a reference
+    proc.stdin.flush()
+    assert proc.stdout.readline() == b""
+    assert proc.wait(timeout=TIMEOUT) == 1
+    assert b"request 2 could not be served" in proc.stderr.read()
