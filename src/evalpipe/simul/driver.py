@@ -1,12 +1,16 @@
-"""The client driver: runs an agent against an evaluation server over HTTP with N threads."""
+"""The client driver: runs an agent against an evaluation server over HTTP with N threads.
+
+Each thread keeps one HTTP/1.1 connection open (keep-alive) for all its requests; a reused
+connection that the server closed while idle is reopened once.
+"""
 from __future__ import annotations
 
+import http.client
 import json
 import queue
 import threading
-import urllib.error
-import urllib.request
 from typing import Any, Callable, Dict, Optional
+from urllib.parse import urlparse
 
 from evalpipe.errors import EvalpipeError
 from evalpipe.simul.agent import EOS, Agent
@@ -17,22 +21,43 @@ class ServerError(EvalpipeError):
 
 
 class HTTPClient:
-    """Tiny JSON client for the server API (standard library only)."""
+    """Tiny JSON client for the server API (standard library only), one kept-alive connection per thread."""
 
     def __init__(self, base_url: str, timeout: float = 60) -> None:
         self.base = base_url.rstrip("/")
+        url = urlparse(self.base)
+        if url.scheme != "http" or not url.hostname:
+            raise ServerError(f"expected a server URL such as http://127.0.0.1:12321, got {base_url!r}")
+        self.host, self.port, self.prefix = url.hostname, url.port or 80, url.path
         self.timeout = timeout
+        self._local = threading.local()
 
     def call(self, method: str, path: str, body: Optional[str] = None) -> Dict[str, Any]:
         data = body.encode("utf-8") if body is not None else None
-        request = urllib.request.Request(self.base + path, data=data, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
-                return json.loads(reply.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            raise ServerError(f"{method} {path}: HTTP {exc.code}: {exc.read().decode('utf-8', 'replace')}") from None
-        except urllib.error.URLError as exc:
-            raise ServerError(f"cannot reach {self.base}: {exc.reason}") from None
+        for attempt in (1, 2):
+            connection = getattr(self._local, "connection", None)
+            reused = connection is not None
+            if connection is None:
+                connection = self._local.connection = http.client.HTTPConnection(self.host, self.port,
+                                                                                 timeout=self.timeout)
+            try:
+                connection.request(method, self.prefix + path, body=data)
+                reply = connection.getresponse()
+                payload = reply.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                connection.close()
+                self._local.connection = None
+                if reused and attempt == 1:  # the server closed an idle connection before reading this request
+                    continue
+                raise ServerError(f"cannot reach {self.base}: {exc}") from None
+            except OSError as exc:
+                connection.close()
+                self._local.connection = None
+                raise ServerError(f"cannot reach {self.base}: {exc}") from None
+            if reply.status >= 400:
+                raise ServerError(f"{method} {path}: HTTP {reply.status}: {payload.decode('utf-8', 'replace')}")
+            return json.loads(payload.decode("utf-8"))
+        raise AssertionError("unreachable")
 
 
 def run_sentence(client: HTTPClient, agent: Agent, sent_id: int, max_steps: int = 100000) -> None:

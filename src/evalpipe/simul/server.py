@@ -227,6 +227,9 @@ class Handler(BaseHTTPRequestHandler):
     """Maps the HTTP API onto an :class:`Evaluator` (``server.evaluator``)."""
 
     protocol_version = "HTTP/1.1"
+    # replies are written as headers then body; on a kept-alive connection Nagle's algorithm would hold
+    # the body back until the client's delayed acknowledgement (~40 ms a request)
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt: str, *args: Any) -> None:  # access logs to the logger, not stderr
         log.debug("%s " + fmt, self.address_string(), *args)
