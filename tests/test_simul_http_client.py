@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 
 import pytest
+import sacrebleu
 
 from conftest import script
 
@@ -96,8 +97,12 @@ def test_api_shapes_and_delays(server):
     wait_k(base, 3, 2, send_eos=False)  # no </s>: the last word must still count
     status, result = call(base, "GET", "/result")
     assert status == 200
-    assert set(result) >= {"BLEU", "AL", "AP", "DAL", "LAAL", "sentences"}
+    assert set(result) >= {"BLEU", "chrF", "TER", "AL", "AP", "DAL", "LAAL", "sentences", "signatures"}
     log = [json.loads(x) for x in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
+    hyps, refs = [r["prediction"] for r in log], [[r["reference"] for r in log]]
+    for key, anchor in (("BLEU", sacrebleu.BLEU()), ("chrF", sacrebleu.CHRF()), ("TER", sacrebleu.TER())):
+        assert result[key] == anchor.corpus_score(hyps, refs).score, key
+        assert result["signatures"][key] == str(anchor.get_signature()), key
     assert log[1]["prediction"] == SOURCES[1] and log[1]["delays"] == [2, 3, 4, 5, 6, 6]
     assert log[3]["prediction"] == SOURCES[3]  # nothing dropped without </s>
     assert log[2]["delays"] == [1]  # one-word source: capped at |X|

@@ -36,7 +36,8 @@ def _print(scores, fmt):
         click.echo(json.dumps(scores, indent=1))
     else:
         for key, value in scores.items():
-            click.echo(f"{key:<20} {value}")
+            for name, shown in (value.items() if isinstance(value, dict) else [("", value)]):
+                click.echo(f"{key + ('.' + name if name else ''):<20} {shown}")
 
 
 data_options = [

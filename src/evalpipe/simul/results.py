@@ -1,6 +1,8 @@
 """Scores of finished simultaneous-translation instances, through the one scoring path.
 
-BLEU is sacrebleu's corpus BLEU of predictions against references; AL, AP, DAL and LAAL are means
+BLEU, chrF and TER are sacrebleu's corpus scores of predictions against references (BLEU with the
+chosen tokenizer, chrF and TER with sacrebleu's defaults; their sacrebleu signatures are reported
+under ``signatures``, as fairseq's 2020 server reported TER beside BLEU); AL, AP, DAL and LAAL are means
 over sentences with a non-empty hypothesis, computed by the latency plugins' batched path (the same
 rows every engine computes).  The latency convention -- SimulEval 1.1 or the IWSLT 2020 server -- is
 decided here, in :func:`latency_specs`, for the server's ``/result``, its ``metrics.tsv`` and the
@@ -25,16 +27,22 @@ def latency_specs(convention: str = "simuleval", unit: str = "text") -> Dict[str
 
 def score_instances(instances: Sequence[Dict[str, Any]], convention: str = "simuleval", tokenize: str = "13a",
                     unit: str = "text", engine: Engine = None) -> Dict[str, Any]:
-    """``{"BLEU", "AL", "AP", "DAL", "LAAL", "sentences", "without_hypothesis", "convention"}`` of
-    instance records; a latency metric with no scored sentence is None."""
+    """``{"BLEU", "chrF", "TER", "AL", "AP", "DAL", "LAAL", "sentences", "without_hypothesis", "convention",
+    "signatures"}`` of instance records; a latency metric with no scored sentence is None."""
     data, engine = records_input(instances), engine or LocalEngine()
-    bleu = MetricSpec.of("bleu", {"tokenize": tokenize})
-    out: Dict[str, Any] = {"BLEU": bleu.build().score(engine.total(Job(bleu, data)))}
+    out: Dict[str, Any] = {}
+    signatures: Dict[str, str] = {}
+    quality = {"BLEU": MetricSpec.of("bleu", {"tokenize": tokenize}), "chrF": MetricSpec.of("chrf"),
+               "TER": MetricSpec.of("ter")}
+    for name, spec in quality.items():
+        metric = spec.build()
+        out[name] = metric.score(engine.total(Job(spec, data)))
+        signatures[name] = metric.signature(data.nrefs)
     for name, spec in latency_specs(convention, unit).items():
         total = engine.total(Job(spec, data))
         out[name] = spec.build().score(total) if total[1] else None
     out.update({"sentences": len(instances), "without_hypothesis": sum(1 for i in instances if not i.get("delays")),
-                "convention": convention})
+                "convention": convention, "signatures": signatures})
     return out
 
 
