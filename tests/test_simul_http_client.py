@@ -147,3 +147,59 @@ def test_concurrent_clients_lose_no_token(server):
     assert [r["prediction"] for r in log] == SOURCES
     for r in log:
         assert r["delays"] == sorted(r["delays"])
+
+
+@pytest.fixture(scope="session")
+def fairseq_client(request):
+    """fairseq 0.10.2's simultaneous-translation client, ``client.py`` unmodified from its wheel on the
+    package registry; its ``scorers`` import serves only local scoring and is stubbed here."""
+    import importlib.util
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    folder = Path(request.config.cache.mkdir("fairseq-0.10.2-client"))
+    client = folder / "client.py"
+    if not client.exists():
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                        "--python-version", "3.8", "--platform", "manylinux1_x86_64", "fairseq==0.10.2",
+                        "-d", str(folder)], check=True, timeout=300, stdout=subprocess.DEVNULL)
+        wheel = next(folder.glob("fairseq-0.10.2-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            client.write_bytes(archive.read("fairseq/examples/simultaneous_translation/eval/client.py"))
+        wheel.unlink()
+    stub = type(sys)("scorers")
+    stub.build_scorer = lambda args: (_ for _ in ()).throw(NotImplementedError("local scoring is not used"))
+    sys.modules.setdefault("scorers", stub)
+    spec = importlib.util.spec_from_file_location("fairseq_simul_client", client)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fairseq_2020_client_unchanged(server, fairseq_client, capsys):
+    """fairseq's SimulSTEvaluationService drives `evalpipe simul serve` as it drove fairseq's server:
+    session, corpus info, source words, hypotheses, and scores with BLEU, TER and the latency keys."""
+    base, out = server
+    service = fairseq_client.SimulSTEvaluationService(hostname="127.0.0.1", port=int(base.rsplit(":", 1)[1]))
+    with service:
+        for sent_id in range(service.corpus_info()["num_sentences"]):
+            source, written = [], 0
+            while True:  # wait-2, copying the source
+                segment = service.get_src(sent_id)["segment"]
+                if segment == "</s>":
+                    break
+                source.append(segment)
+                if len(source) >= 2:
+                    service.send_hypo(sent_id, source[written])
+                    written += 1
+            for word in source[written:] + ["</s>"]:
+                service.send_hypo(sent_id, word)
+        service.get_scores()
+    printed = capsys.readouterr().out
+    assert "Evaluation session started." in printed and "Evaluation session finished." in printed
+    status, result = call(base, "GET", "/result")
+    assert status == 200 and f"Scores: {result}" in printed
+    assert {"BLEU", "TER", "AL"} <= set(result) and result["sentences"] == len(SOURCES)
+    log = [json.loads(x) for x in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
+    assert [r["prediction"] for r in log] == SOURCES and log[1]["delays"][:2] == [2, 3]
