@@ -16,10 +16,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import sacrebleu
 
 from conftest import child_env, script
+from evalpipe import load_metric
 
 TESTS = Path(__file__).parent
 NEWS = TESTS / "data" / "wmt21.news"
@@ -93,3 +95,113 @@ def test_shim_checks_the_metric_before_writing(tmp_path):
     done = subprocess.run([script("evalpipe"), "shim", str(tmp_path / "s"), "-m", "no_such_metric"],
                           capture_output=True, text=True, env=child_env(), timeout=TIMEOUT)
     assert done.returncode == 2 and "no_such_metric" in done.stderr and not (tmp_path / "s" / "java").exists()
+
+
+# -- Moses and cdec: their traffic, transcribed from their C++ -------------------------------------
+# Moses: moses-smt/mosesdecoder mert/MeteorScorer.cpp at commit 20b3e8929e93c40e0f1ec61b9268330fe59607f9.
+# cdec: redpony/cdec mteval/ns_ext.cc at commit 2eb3bb96c6f780c477585b33273fc0c0d56c80e4, and the METEOR
+# command of its mteval/ns.cc.  Only the bytes they write and how they read the replies are reproduced.
+
+def shim_folder(tmp_path, *args):
+    folder = tmp_path / "shim"
+    subprocess.run([script("evalpipe"), "shim", str(folder), *args], check=True, env=child_env(),
+                   stdout=subprocess.DEVNULL, timeout=TIMEOUT)
+    return folder
+
+
+def spawn(argv, executable, shims):
+    env = child_env()
+    env["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.Popen(argv, executable=executable, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+
+
+class MosesMeteorScorer:
+    """MeteorScorer: bash -c 'java -Xmx1G -jar JAR - - -stdio -lower -t tune -l en'; ``SCORE ||| ref_1 |||
+    ... ||| text``, one line read; ``EVAL |||`` then every (integer) stat followed by a space; atof."""
+
+    def __init__(self, shims):
+        command = "java -Xmx1G -jar /opt/meteor-1.5.jar - - -stdio -lower -t tune -l en"
+        self.process = spawn(["bash", "-c", command], "/bin/bash", shims)
+
+    def prepare_stats(self, text, refs):
+        self.process.stdin.write(("SCORE" + "".join(f" ||| {r}" for r in refs) + f" ||| {text}\n").encode())
+        self.process.stdin.flush()
+        return [int(float(v)) for v in self.process.stdout.readline().decode().split()]
+
+    def calculate_score(self, comps):
+        self.process.stdin.write(("EVAL |||" + "".join(f"{c} " for c in comps) + "\n").encode())
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline().decode().strip() or 0)
+
+
+class CdecNScoreServer:
+    """NScoreServer: the command split on whitespace and exec'd with argv = words[1:] (its argv quirk);
+    a handshake SCORE; references and hypothesis written word by word after ``' |||'``; reply fields
+    read with ``is >> val`` into floats (reading stops at the first non-number: an ERROR reply gives
+    empty statistics); ``EVAL |||`` then ``' ' << field`` for each float field (6 significant digits)."""
+
+    def __init__(self, command, shims):
+        words = command.split()
+        self.process = spawn(words[1:], words[0], shims)
+        assert self.request("SCORE ||| Reference initialization string . ||| Testing initialization string .")
+
+    def request(self, line):
+        self.process.stdin.write((line + "\n").encode())
+        self.process.stdin.flush()
+        return self.process.stdout.readline().decode().strip(" \t\n")
+
+    def evaluate(self, refs, hyp):
+        line = "SCORE" + "".join(" |||" + "".join(f" {w}" for w in r.split()) for r in refs)
+        return self.fields(self.request(line + " |||" + "".join(f" {w}" for w in hyp.split())))
+
+    @staticmethod
+    def fields(reply):
+        fields = []
+        for token in reply.split():
+            try:
+                fields.append(float(np.float32(token)))
+            except ValueError:
+                break
+        return fields
+
+    def compute_score(self, fields):
+        return float(self.request("EVAL |||" + "".join(" %g" % f for f in fields)) or 0)
+
+
+def test_moses_meteor_scorer_traffic(tmp_path):
+    hyps, refs = segments(50)
+    scorer = MosesMeteorScorer(shim_folder(tmp_path, "-m", "bleu", "--on-error", "exit"))
+    totals = np.sum([scorer.prepare_stats(h, [r]) for h, r in zip(hyps, refs)], axis=0).tolist()
+    assert scorer.calculate_score(totals) == sacrebleu.BLEU().corpus_score(hyps, [refs]).score
+    scorer.process.stdin.close()
+    assert scorer.process.wait(timeout=TIMEOUT) == 0
+
+
+def test_cdec_external_metric_traffic_argv_quirk_and_float_fields(tmp_path):
+    hyps, refs = segments(50)
+    shims = shim_folder(tmp_path, "-m", "bleu", "-o", "tokenize=none", "--on-error", "exit")
+    # cdec's METEOR command (ns.cc): execvp("java", ["-Xmx1536m", "-jar", ...]); the shim ignores its argv
+    server = CdecNScoreServer("java -Xmx1536m -jar /opt/meteor.jar - - -mira -lower -t tune -l en", shims)
+    rows = [server.evaluate([r], h) for h, r in zip(hyps, refs)]
+    totals = np.sum(np.array(rows, dtype=np.float32), axis=0, dtype=np.float32).tolist()
+    tokenized = [" ".join(h.split()) for h in hyps], [[" ".join(r.split()) for r in refs]]
+    assert server.compute_score(totals) == sacrebleu.BLEU(tokenize="none").corpus_score(*tokenized).score
+    # 6 significant digits: a sum of 1,234,567 tokens reaches the server as 1.23457e+06 (parsed, drifted)
+    big = [v * 10000 + 7 for v in totals]
+    assert "e+" in "%g" % big[0] and server.compute_score(big) != load_metric("bleu").score([int(v) for v in big])
+    server.process.stdin.close()
+    assert server.process.wait(timeout=TIMEOUT) == 0
+
+
+def test_cdec_turns_an_error_reply_into_empty_statistics_unless_the_server_exits(tmp_path):
+    command = "java -Xmx1536m -jar /opt/meteor.jar - - -mira -lower -t tune -l en"
+    lenient = CdecNScoreServer(command, shim_folder(tmp_path / "a", "-m", "bleu"))
+    lenient.process.stdin.write(b"SCORE ||| a b ||| \xff\n")  # a hypothesis that is not UTF-8
+    lenient.process.stdin.flush()
+    reply = lenient.process.stdout.readline().decode()
+    assert reply.startswith("ERROR ||| ") and CdecNScoreServer.fields(reply) == []  # a silent zero in cdec
+    strict = CdecNScoreServer(command, shim_folder(tmp_path / "b", "-m", "bleu", "--on-error", "exit"))
+    strict.process.stdin.write(b"SCORE ||| a b ||| \xff\n")
+    strict.process.stdin.flush()
+    assert strict.process.stdout.readline() == b"" and strict.process.wait(timeout=TIMEOUT) == 1
