@@ -4,7 +4,8 @@ Every request gets one reply line, except ``EVAL`` with n >= 2 vectors: n score 
 aggregate line -- the score of the summed vectors (METEOR 1.5's answer, which pycocoevalcap reads).
 With ``dialect="pycocoevalcap"`` a one-vector ``EVAL`` also answers two lines (score, aggregate: the
 same number), as pycocoevalcap's bundled METEOR jar does.  ``strict_stats`` rejects EVAL vectors the
-metric cannot have produced (:meth:`~evalpipe.sufficient_stats.metric.Metric.impossible`).
+metric cannot have produced (:meth:`~evalpipe.sufficient_stats.metric.Metric.impossible`); ``scale``
+multiplies every EVAL score (0.01 puts BLEU on cdec's 0-1 scale).
 
 A request that cannot be served -- unknown command, missing reference, wrong vector length,
 non-numeric value, bad UTF-8 -- raises an :class:`~evalpipe.errors.EvalpipeError` and gets
@@ -34,10 +35,10 @@ class Dispatcher:
     """Serves SCORE / EVAL / INFO requests for one metric; remembers the reference counts it saw
     (the signature's ``nrefs``)."""
 
-    def __init__(self, metric: Any, dialect: str = "meteor", strict_stats: bool = False) -> None:
+    def __init__(self, metric: Any, dialect: str = "meteor", strict_stats: bool = False, scale: float = 1.0) -> None:
         if dialect not in DIALECTS:
             raise InputError(f"expected a dialect among {', '.join(DIALECTS)}, got {dialect!r}")
-        self.metric, self.dialect, self.strict_stats = metric, dialect, strict_stats
+        self.metric, self.dialect, self.strict_stats, self.scale = metric, dialect, strict_stats, scale
         self.reference_counts: Set[int] = set()
 
     def handle(self, line: Union[str, bytes]) -> List[str]:
@@ -82,7 +83,10 @@ class Dispatcher:
                 problem = self.metric.impossible(vector)
                 if problem:
                     raise InputError(f"EVAL vector {i + 1}: {problem} (--strict-stats)")
-        scores = [format_score(self.metric.score(v)) for v in vectors]
+        scores = [self._shown(self.metric.score(v)) for v in vectors]
         if len(vectors) == 1 and self.dialect == "meteor":
             return scores
-        return scores + [format_score(self.metric.score(sum_stats(vectors, self.metric.num_stats)))]
+        return scores + [self._shown(self.metric.score(sum_stats(vectors, self.metric.num_stats)))]
+
+    def _shown(self, score: float) -> str:
+        return format_score(score if self.scale == 1.0 else score * self.scale)

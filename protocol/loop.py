@@ -22,11 +22,11 @@ class RequestFailed(InputError):
 
 
 def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO, dialect: str = "meteor",
-          strict_stats: bool = False, on_error: str = "reply") -> int:
+          strict_stats: bool = False, on_error: str = "reply", scale: float = 1.0) -> int:
     """Serve requests from ``instream`` until it ends; return the number of requests served."""
     if on_error not in ("reply", "exit"):
         raise InputError(f"expected on_error reply or exit, got {on_error!r}")
-    dispatcher = Dispatcher(metric, dialect, strict_stats)
+    dispatcher = Dispatcher(metric, dialect, strict_stats, scale)
     served = 0
     for number, raw in enumerate(iter(instream.readline, b""), 1):
         reply = dispatcher.handle(raw)

@@ -180,16 +180,17 @@ def test_moses_meteor_scorer_traffic(tmp_path):
 
 def test_cdec_external_metric_traffic_argv_quirk_and_float_fields(tmp_path):
     hyps, refs = segments(50)
-    shims = shim_folder(tmp_path, "-m", "bleu", "-o", "tokenize=none", "--on-error", "exit")
+    shims = shim_folder(tmp_path, "-m", "bleu", "-o", "tokenize=none", "--on-error", "exit", "--score-scale", "0.01")
     # cdec's METEOR command (ns.cc): execvp("java", ["-Xmx1536m", "-jar", ...]); the shim ignores its argv
     server = CdecNScoreServer("java -Xmx1536m -jar /opt/meteor.jar - - -mira -lower -t tune -l en", shims)
     rows = [server.evaluate([r], h) for h, r in zip(hyps, refs)]
     totals = np.sum(np.array(rows, dtype=np.float32), axis=0, dtype=np.float32).tolist()
     tokenized = [" ".join(h.split()) for h in hyps], [[" ".join(r.split()) for r in refs]]
-    assert server.compute_score(totals) == sacrebleu.BLEU(tokenize="none").corpus_score(*tokenized).score
+    assert server.compute_score(totals) == sacrebleu.BLEU(tokenize="none").corpus_score(*tokenized).score * 0.01
     # 6 significant digits: a sum of 1,234,567 tokens reaches the server as 1.23457e+06 (parsed, drifted)
     big = [v * 10000 + 7 for v in totals]
-    assert "e+" in "%g" % big[0] and server.compute_score(big) != load_metric("bleu").score([int(v) for v in big])
+    exact = load_metric("bleu").score([int(v) for v in big]) * 0.01
+    assert "e+" in "%g" % big[0] and server.compute_score(big) != exact
     server.process.stdin.close()
     assert server.process.wait(timeout=TIMEOUT) == 0
 

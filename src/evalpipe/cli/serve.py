@@ -21,8 +21,11 @@ from evalpipe.registry import metric_specs, parse_key_values
 @click.option("--on-error", type=click.Choice(["reply", "exit"]), default="reply", show_default=True,
               help="reply: ERROR line and go on; exit: error on stderr, exit 1 (for tuners)")
 @click.option("--strict-stats", is_flag=True, help="reject EVAL vectors the metric cannot have produced")
+@click.option("--score-scale", type=float, default=1.0, show_default=True,
+              help="multiply every EVAL score (0.01: BLEU on cdec's 0-1 scale)")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats: bool, verbose: bool) -> None:
+def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats: bool, score_scale: float,
+          verbose: bool) -> None:
     """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests).
 
     METRIC is an installed metric (see `evalpipe list`), a module:Class path, or a combination
@@ -32,7 +35,7 @@ def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats
     setup_logging(verbose)
     (spec,) = metric_specs([metric], parse_key_values(options))
     try:
-        serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error)
+        serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error, score_scale)
     except KeyboardInterrupt:
         pass
     # A reader that closed the pipe must not turn into a traceback at interpreter exit.

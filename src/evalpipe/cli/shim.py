@@ -23,12 +23,13 @@ from evalpipe.registry import metric_specs, parse_key_values
 
 
 def write_shim(folder: str, metric: str, options: tuple = (), dialect: str = "meteor", on_error: str = "reply",
-               strict_stats: bool = False, name: str = "java") -> Path:
+               strict_stats: bool = False, name: str = "java", score_scale: float = 1.0) -> Path:
     """Write the shim script ``folder/name`` (executable) and return its path; the metric and its
     options are checked first, so a shim never starts a server that cannot run."""
     metric_specs([metric], parse_key_values(options))
     argv = [sys.executable, "-m", "evalpipe", "serve", metric, "--dialect", dialect, "--on-error", on_error]
     argv += [item for option in options for item in ("-o", option)] + (["--strict-stats"] if strict_stats else [])
+    argv += ["--score-scale", repr(score_scale)] if score_scale != 1.0 else []
     path = Path(folder, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = ("#!/bin/sh\n# evalpipe shim: the client's arguments are ignored; "
@@ -49,7 +50,9 @@ def write_shim(folder: str, metric: str, options: tuple = (), dialect: str = "me
               help="pycocoevalcap: one-vector EVAL also answers the aggregate line")
 @click.option("--on-error", type=click.Choice(["reply", "exit"]), default="reply", show_default=True)
 @click.option("--strict-stats", is_flag=True, help="reject EVAL vectors the metric cannot have produced")
+@click.option("--score-scale", type=float, default=1.0, show_default=True,
+              help="multiply every EVAL score (0.01: BLEU on cdec's 0-1 scale)")
 @click.option("--name", default="java", show_default=True, help="file name: the command the client runs")
-def shim(folder, metric, options, dialect, on_error, strict_stats, name) -> None:
+def shim(folder, metric, options, dialect, on_error, strict_stats, score_scale, name) -> None:
     """Write FOLDER/NAME, a script that runs `evalpipe serve METRIC` whatever arguments it is given."""
-    click.echo(write_shim(folder, metric, options, dialect, on_error, strict_stats, name))
+    click.echo(write_shim(folder, metric, options, dialect, on_error, strict_stats, name, score_scale))
