@@ -24,6 +24,7 @@ COMMANDS = {
     "env": "evalpipe.cli.env_run:env_group",
     "simul": "evalpipe.cli.simul:simul_group",
     "meta-eval": "evalpipe.cli.meta_eval:meta_eval_group",
+    "tune": "evalpipe.cli.tune:tune",
 }
 
 

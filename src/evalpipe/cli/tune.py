@@ -1,0 +1,106 @@
+"""``evalpipe tune``: MERT on a Moses-format n-best list with any scorer speaking the line protocol."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional
+
+import click
+import numpy as np
+
+from evalpipe.cli.base import Command, setup_logging
+from evalpipe.corpus import read_lines
+from evalpipe.errors import UsageError
+from evalpipe.protocol import Client
+from evalpipe.registry import metric_specs, parse_key_values
+from evalpipe.tune.mert import TuneResult, corpus_score, mert, nbest_stats
+from evalpipe.tune.nbest import parse_nbest, read_nbest
+
+
+def write_atomically(path: str, text: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".evalpipe-", suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)
+
+
+def _client(metric: str, options: tuple, scorer_cmd: Optional[str]) -> Client:
+    if scorer_cmd:
+        return Client(metric, command=shlex.split(scorer_cmd), timeout=600)
+    command = [sys.executable, "-m", "evalpipe", "serve", metric]
+    for option in options:
+        command += ["-o", option]
+    return Client(metric, command=command, timeout=600)
+
+
+@click.command("tune", cls=Command)
+@click.argument("nbest_file", required=False, type=click.Path(dir_okay=False, exists=True))
+@click.option("-r", "--ref", "refs", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="reference file, line i for segment id i (repeat for several)")
+@click.option("-m", "--metric", default="bleu", show_default=True, help="evalpipe metric or combination to tune for")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="metric option")
+@click.option("--scorer-cmd", help="any METEOR-style scorer command instead of `evalpipe serve METRIC`")
+@click.option("--minimize", is_flag=True, help="lower is better (TER; default: the metric's own direction)")
+@click.option("--restarts", type=click.IntRange(min=0), default=5, show_default=True, help="random start points")
+@click.option("--random-directions", type=click.IntRange(min=0), default=2, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--weights-out", type=click.Path(dir_okay=False), help="write weights, score and tuning curve (JSON)")
+@click.option("--demo", is_flag=True, help="tune on the shipped WMT21 en-de demo and evaluate on held-out segments")
+@click.option("-v", "--verbose", is_flag=True, help="progress on stderr")
+def tune(nbest_file, refs, metric, options, scorer_cmd, minimize, restarts, random_directions, seed, weights_out,
+         demo, verbose) -> None:
+    """Tune feature weights on NBEST_FILE (`id ||| hypothesis ||| Name= v ... ||| total`) for METRIC."""
+    setup_logging(verbose)
+    higher = not minimize
+    if not scorer_cmd:
+        (spec,) = metric_specs([metric], parse_key_values(options))
+        higher = spec.build().higher_is_better and not minimize
+    log = (lambda message: click.echo(message, err=True)) if verbose else None
+    if demo:
+        if nbest_file or refs:
+            raise UsageError("--demo tunes on the shipped data: give no n-best file or references")
+        from evalpipe.tune.demo import demo_data, demo_nbest_lines
+
+        sources, references, systems = demo_data()
+        nbest, streams = parse_nbest(demo_nbest_lines(sources, systems), "<demo>"), [references]
+    else:
+        if not nbest_file or not refs:
+            raise UsageError("give an n-best file and -r REF (or --demo)")
+        nbest, streams = read_nbest(nbest_file), [read_lines(r) for r in refs]
+    with _client(metric, options, scorer_cmd) as client:
+        start = time.perf_counter()
+        stats = nbest_stats(nbest, streams, client)
+        scored = time.perf_counter() - start
+        click.echo(f"scored {nbest.lines} n-best lines in {scored:.2f} s ({nbest.lines / scored:.0f} lines/s)", err=True)
+        dev = nbest.ids if not demo else [i for i in nbest.ids if i < len(nbest.ids) // 2]
+        result = mert(nbest, stats, client, restarts=restarts, random_directions=random_directions, seed=seed,
+                      higher_is_better=higher, ids=dev, log=log)
+        report: Dict[str, Any] = {"metric": scorer_cmd or metric, "tuning_segments": len(dev),
+                                  "tuning_score": result.score, "weights": result.weights, "curve": result.curve,
+                                  "restarts": restarts, "random_directions": random_directions, "seed": seed}
+        if demo:
+            report["held_out"] = _held_out(nbest, stats, client, result, sorted(systems))
+    if weights_out:
+        write_atomically(weights_out, json.dumps(report, indent=1) + "\n")
+    for name, value in result.weights.items():
+        click.echo(f"{name}\t{value!r}")
+    click.echo(f"tuning score\t{result.score!r}")
+    for key, value in report.get("held_out", {}).items():
+        click.echo(f"held-out {key}\t{value!r}")
+
+
+def _held_out(nbest, stats, client, result: TuneResult, systems: List[str]) -> Dict[str, float]:
+    """Held-out scores (second half) of the tuned and the uniform-weights selections and of every system."""
+    test = [i for i in nbest.ids if i >= len(nbest.ids) // 2]
+    w = np.array([result.weights[n] for n in nbest.feature_names])
+    out = {"tuned": corpus_score(stats, nbest.features, test, w, client),
+           "uniform weights": corpus_score(stats, nbest.features, test, np.ones(len(w)), client)}
+    for k, name in enumerate(systems):  # hypothesis k of every segment is system k's output
+        total = np.sum([stats[s][k] for s in test], axis=0)
+        out[f"system {name}"] = client.evaluate_many([total.tolist()])[1]
+    return out
