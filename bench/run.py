@@ -14,6 +14,7 @@ import bench_engines  # noqa: E402
 import bench_meta  # noqa: E402
 import bench_protocol  # noqa: E402
 import bench_simul  # noqa: E402
+import bench_tune  # noqa: E402
 
 
 def main() -> None:
@@ -27,6 +28,8 @@ def main() -> None:
     bench_simul.main(scale)
     print("## engines (issue 5)")
     bench_engines.main(scale)
+    print("## tuner (issue 12)")
+    bench_tune.main(scale)
     print("## meta-evaluation (issue 6; needs MTME_PATH)")
     bench_meta.main(scale)
 
