@@ -27,3 +27,38 @@ def test_a_pool_worker_that_dies_mid_chunk_fails_the_run_naming_the_chunk(tmp_pa
                          "--engine", "pool", "--workers", "2", str(tmp_path / "ref.txt")],
                         capture_output=True, text=True, env=env, timeout=120)
     assert ok.returncode == 0 and ok.stdout.strip()
+
+
+def test_a_crash_while_writing_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    import os
+
+    from evalpipe.corpus import write_atomically
+
+    target = tmp_path / "scores.json"
+    write_atomically(str(target), '{"old": 1}\n')
+
+    def crash(*args):
+        raise KeyboardInterrupt("killed while writing")
+
+    monkeypatch.setattr(os, "fsync", crash)
+    try:
+        write_atomically(str(target), '{"new": 2, "long": "' + "x" * 100000 + '"}\n')
+    except KeyboardInterrupt:
+        pass
+    assert target.read_text() == '{"old": 1}\n' and [p.name for p in tmp_path.iterdir()] == ["scores.json"]
+
+
+def test_every_file_the_package_writes_goes_through_write_atomically():
+    """No module of the package opens a file for writing, or writes one, other than by write_atomically
+    (whose own temporary file is the one exception)."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    writers = re.compile(r"open\([^)]*['\"][wa]b?['\"]|\.write_text\(|\.write_bytes\(|json\.dump\(")
+    found = []
+    for folder in ("src", "evaluators", "protocol", "sufficient_stats"):
+        for path in (root / folder).rglob("*.py"):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if writers.search(line) and not (path.name == "corpus.py" and "os.fdopen(handle" in line):
+                    found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert found == []

@@ -1,6 +1,8 @@
 """Reading UTF-8 text files of one segment per line, with errors that name the file and line."""
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import IO, List, Sequence, Tuple
 
 from evalpipe.errors import InputError
@@ -61,3 +63,24 @@ def check_same_length(named: Sequence[Tuple[str, Sequence[str]]]) -> None:
         if len(lines) != len(first):
             raise CorpusError(f"line counts differ: {first_name} has {len(first)} lines, "
                               f"{name} has {len(lines)} lines")
+
+
+def write_atomically(path: str, text: str, mode: int = 0o644) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder, flushed to disk
+    and renamed over ``path``: a crash leaves the old file or the new one, never a truncated one, and
+    no temporary file behind."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -9,15 +9,14 @@ client drives evalpipe unchanged.
 """
 from __future__ import annotations
 
-import os
 import shlex
-import stat
 import sys
 from pathlib import Path
 
 import click
 
 from evalpipe.cli.base import Command
+from evalpipe.corpus import write_atomically
 from evalpipe.protocol.dispatch import DIALECTS
 from evalpipe.registry import metric_specs, parse_key_values
 
@@ -35,10 +34,7 @@ def write_shim(folder: str, metric: str, options: tuple = (), dialect: str = "me
     text = ("#!/bin/sh\n# evalpipe shim: the client's arguments are ignored; "
             "evalpipe serves the line protocol instead\n"
             f"exec {shlex.join(argv)}\n")
-    temporary = path.with_name(f".{name}.tmp{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.chmod(temporary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    os.replace(temporary, path)
+    write_atomically(str(path), text, mode=0o755)
     return path
 
 

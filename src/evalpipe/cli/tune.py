@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
-import tempfile
 import time
 from typing import Any, Dict, List, Optional
 
@@ -13,20 +11,12 @@ import click
 import numpy as np
 
 from evalpipe.cli.base import Command, setup_logging
-from evalpipe.corpus import read_lines
+from evalpipe.corpus import read_lines, write_atomically
 from evalpipe.errors import UsageError
 from evalpipe.protocol import Client
 from evalpipe.registry import metric_specs, parse_key_values
 from evalpipe.tune.mert import TuneResult, corpus_score, mert, nbest_stats
 from evalpipe.tune.nbest import parse_nbest, read_nbest
-
-
-def write_atomically(path: str, text: str) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".evalpipe-", suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)
 
 
 def _client(metric: str, options: tuple, scorer_cmd: Optional[str]) -> Client:

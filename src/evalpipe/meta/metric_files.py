@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Optional
 
+from evalpipe.corpus import write_atomically
 from evalpipe.engines import Engine, Job
 from evalpipe.engines.local import LocalEngine
 from evalpipe.errors import UsageError
@@ -40,8 +41,7 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
     paths = {}
     for level, lines in (("sys", sys_lines), ("seg", seg_lines)):
         path = os.path.join(out_dir, f"{base}.{level}.score")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
+        write_atomically(path, "\n".join(lines) + "\n")
         evs.add_metric_file(path)
         paths[level] = path
     return paths

@@ -31,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional, Sequence
 from urllib.parse import parse_qs, urlparse
 
+from evalpipe.corpus import write_atomically
 from evalpipe.errors import EvalpipeError, InputError
 from evalpipe.simul.agent import EOS
 from evalpipe.simul.results import score_instances, sentence_latency
@@ -213,14 +214,13 @@ class Evaluator:
     def _write(self, instances: List[Dict[str, Any]], scores: Dict[str, Any]) -> None:
         os.makedirs(self.output, exist_ok=True)
         rows = sentence_latency(instances, self.convention, self.corpus.unit)
-        with open(os.path.join(self.output, "instances.log"), "w", encoding="utf-8") as log_file, \
-                open(os.path.join(self.output, "metrics.tsv"), "w", encoding="utf-8") as table:
-            table.write("index\t" + "\t".join(rows[0] if rows else ()) + "\n")
-            for ins, row in zip(instances, rows):
-                log_file.write(json.dumps({**ins, "metric": row}, ensure_ascii=False) + "\n")
-                table.write(f"{ins['index']}\t" + "\t".join("" if v is None else repr(v) for v in row.values()) + "\n")
-        with open(os.path.join(self.output, "scores.json"), "w", encoding="utf-8") as handle:
-            json.dump(scores, handle, indent=1)
+        log_lines = [json.dumps({**ins, "metric": row}, ensure_ascii=False) + "\n" for ins, row in zip(instances, rows)]
+        table = ["index\t" + "\t".join(rows[0] if rows else ()) + "\n"]
+        table += [f"{ins['index']}\t" + "\t".join("" if v is None else repr(v) for v in row.values()) + "\n"
+                  for ins, row in zip(instances, rows)]
+        write_atomically(os.path.join(self.output, "instances.log"), "".join(log_lines))
+        write_atomically(os.path.join(self.output, "metrics.tsv"), "".join(table))
+        write_atomically(os.path.join(self.output, "scores.json"), json.dumps(scores, indent=1))
 
 
 class Handler(BaseHTTPRequestHandler):
