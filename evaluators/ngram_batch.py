@@ -103,7 +103,8 @@ def _window(a: np.ndarray, room: np.ndarray, start: int, take: int, unit_bits: i
     packed = np.zeros(size, dtype=np.int64)
     for j in range(start, start + take):
         column = np.zeros(size, dtype=np.int64)
-        column[:size - j] = a[j:]
+        if j < size:  # a block of fewer units than the order has no unit j
+            column[:size - j] = a[j:]
         column[room <= j] = 0
         packed = (packed << unit_bits) | column
     return packed
