@@ -96,3 +96,32 @@ def test_on_error_exit_ends_the_process_non_zero_for_a_cdec_style_client():
     assert proc.stdout.readline() == b""
     assert proc.wait(timeout=TIMEOUT) == 1
     assert b"request 2 could not be served" in proc.stderr.read()
+
+
+def peak_rss_kib(proc):
+    with open(f"/proc/{proc.pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+
+
+def test_a_100_mb_line_gets_an_error_and_the_server_stays_small():
+    """A 100 MB request line is answered with an error (read and dropped in pieces, never held whole);
+    the next request is served; the server's peak RSS grows by far less than the line's size."""
+    baseline = start("bleu")
+    baseline.stdin.write(b"SCORE ||| a b c ||| a b c\n")
+    baseline.stdin.flush()
+    assert read_line(baseline) == "3 3 3 2 1 0 3 2 1 0"
+    proc = start("bleu")
+    chunk = b"x " * (1 << 20)  # 2 MiB
+    for _ in range(50):
+        proc.stdin.write(chunk)
+    proc.stdin.write(b"\nSCORE ||| a b c ||| a b c\n")
+    proc.stdin.flush()
+    reply = read_line(proc, timeout=120)
+    assert reply.startswith("ERROR ||| expected a request line of at most") and "got 104857601 bytes" in reply
+    assert read_line(proc) == "3 3 3 2 1 0 3 2 1 0"
+    growth = peak_rss_kib(proc) - peak_rss_kib(baseline)
+    for p in (proc, baseline):
+        p.stdin.close()
+        assert p.wait(timeout=TIMEOUT) == 0
+    print(f"peak RSS growth for a 100 MB line: {growth} KiB")
+    assert growth < 48 * 1024, f"peak RSS grew by {growth} KiB for a 100 MB line (limit 16 MiB)"

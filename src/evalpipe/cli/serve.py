@@ -8,7 +8,7 @@ import click
 
 from evalpipe.cli.base import Command, setup_logging
 from evalpipe.protocol.dispatch import DIALECTS
-from evalpipe.protocol.loop import serve as serve_loop
+from evalpipe.protocol.loop import MAX_LINE_BYTES, serve as serve_loop
 from evalpipe.registry import metric_specs, parse_key_values
 
 
@@ -23,9 +23,11 @@ from evalpipe.registry import metric_specs, parse_key_values
 @click.option("--strict-stats", is_flag=True, help="reject EVAL vectors the metric cannot have produced")
 @click.option("--score-scale", type=float, default=1.0, show_default=True,
               help="multiply every EVAL score (0.01: BLEU on cdec's 0-1 scale)")
+@click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES, show_default=True,
+              help="longer request lines get an error reply, without being held in memory")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
 def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats: bool, score_scale: float,
-          verbose: bool) -> None:
+          max_line_bytes: int, verbose: bool) -> None:
     """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests).
 
     METRIC is an installed metric (see `evalpipe list`), a module:Class path, or a combination
@@ -35,7 +37,8 @@ def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats
     setup_logging(verbose)
     (spec,) = metric_specs([metric], parse_key_values(options))
     try:
-        serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error, score_scale)
+        serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error, score_scale,
+                   max_line_bytes)
     except KeyboardInterrupt:
         pass
     # A reader that closed the pipe must not turn into a traceback at interpreter exit.
