@@ -6,7 +6,10 @@ when references differ in length).  Score (0-100, lower is better)::
 
     TER = 100 * sum(num_edits) / sum(ref_length)    (100 if no reference words but some edits)
 
-Computed by sacrebleu's ``TER`` methods themselves.  The float column is summed with
+Computed by sacrebleu's ``TER`` methods themselves.  Its shift search costs time in proportion to
+hypothesis length x reference length, so a segment whose hypothesis or reference has more than
+``max_tokens`` whitespace tokens (10,000 by default; no sentence is that long) is an error naming the
+option, not minutes of work that look like a hung server.  The float column is summed with
 ``math.fsum`` (exact, order-independent); sacrebleu adds it left to right, so with several
 references of unequal length the two totals can differ in the last bit.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
+from evalpipe.errors import InputError
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
@@ -31,6 +35,7 @@ class TER(Metric):
         "asian_support": Option(bool, False, "CJK handling (with normalized / no_punct)"),
         "case_sensitive": Option(bool, False, "do not lowercase"),
         "cache_size": Option(int, 4096, "reference sets kept in the LRU cache (no effect on scores)", minimum=1),
+        "max_tokens": Option(int, 10000, "longest hypothesis or reference in tokens (TER is quadratic)", minimum=1),
     }
     STATS_FIELDS = ("num_edits", "ref_length")
     NONNEGATIVE_STATS = True
@@ -44,6 +49,11 @@ class TER(Metric):
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[Any]:
         """``[num_edits, average reference length]`` for one segment, by sacrebleu's own methods."""
+        limit = self.options["max_tokens"]
+        for what, text in (("hypothesis", hypothesis), *(("reference", r) for r in refs)):
+            if len(text) > limit and len(text.split()) > limit:
+                raise InputError(f"ter: expected at most {limit} tokens in a {what}, got {len(text.split())} "
+                                 f"(TER's cost grows with hypothesis x reference length; raise -o max_tokens=N)")
         info = self._cache.get_or_compute(refs, lambda r: sb.reference_info(self._sacre, r))
         return sb.segment_statistics(self._sacre, hypothesis, info)
 

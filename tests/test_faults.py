@@ -62,3 +62,21 @@ def test_every_file_the_package_writes_goes_through_write_atomically():
                 if writers.search(line) and not (path.name == "corpus.py" and "os.fdopen(handle" in line):
                     found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
     assert found == []
+
+
+def test_fuzz_findings_stay_fixed(tmp_path):
+    """Found by bench/fuzz.py: an undecodable byte in an instances log escaped as UnicodeDecodeError, and
+    TER on a million-token line kept `serve` busy for minutes (now an error naming -o max_tokens)."""
+    import pytest
+
+    from evalpipe import load_metric
+    from evalpipe.errors import InputError
+    from evalpipe.simul.records import read_instances
+
+    log = tmp_path / "instances.log"
+    log.write_bytes(b'{"delays": [1], "source_length": 2, "reference": "a"}\n\xff{}\n')
+    with pytest.raises(InputError, match=r"line 2: expected UTF-8 text, got undecodable byte\(s\) b'\\xff'"):
+        read_instances(str(log))
+    with pytest.raises(InputError, match="at most 10000 tokens in a hypothesis, got 1000000"):
+        load_metric("ter").stats(" ".join(["w"] * 1000000), ["a b c"])
+    assert load_metric("ter", max_tokens=20).stats(" ".join(["w"] * 12), ["a b c"]) == [12, 3.0]

@@ -88,11 +88,16 @@ def read_instances(path: str) -> SimulPairs:
     records: List[Dict[str, Any]] = []
     numbers: List[int] = []
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, "rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
     with handle, _gc_paused():
-        for number, line in enumerate(handle, 1):
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
+                                 f"at byte {exc.start}", path, number) from None
             if not line.strip():
                 continue
             try:
