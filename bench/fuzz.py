@@ -314,7 +314,7 @@ def main(scale: float = 1.0) -> int:
         total += fuzz_serve(metric, per_metric, 1000 + i, findings)
     print(f"serve: {total} requests over {len(METRICS)} metrics in {time.perf_counter() - start:.0f} s")
     start = time.perf_counter()
-    http = fuzz_http(max(100, int(3000 * scale)), 7, findings)
+    http = fuzz_http(max(100, int(1000 * scale)), 7, findings)
     print(f"simul serve (HTTP): {http} hostile requests in {time.perf_counter() - start:.0f} s")
     start = time.perf_counter()
     files = fuzz_readers(max(200, int(20000 * scale)), 11, findings)
