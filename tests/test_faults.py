@@ -80,3 +80,30 @@ def test_fuzz_findings_stay_fixed(tmp_path):
     with pytest.raises(InputError, match="at most 10000 tokens in a hypothesis, got 1000000"):
         load_metric("ter").stats(" ".join(["w"] * 1000000), ["a b c"])
     assert load_metric("ter", max_tokens=20).stats(" ".join(["w"] * 12), ["a b c"]) == [12, 3.0]
+
+
+def test_a_spark_task_that_fails_once_is_retried_by_spark_with_identical_numbers(tmp_path):
+    """Spark's own retry: in local[2,2] a task may fail once; the injected fault fails the first attempt of
+    the task holding ``FLAKY`` and the run still gives the local engine's exact numbers."""
+    import json
+
+    import pytest
+
+    pytest.importorskip("pyspark")
+    hyps = [f"w{i} x y" for i in range(300)]
+    hyps[123] = "FLAKY"
+    (tmp_path / "sys.txt").write_text("\n".join(hyps) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join("a b c d" for _ in hyps) + "\n")
+    env = child_env()
+    env["PYTHONPATH"] = str(PLUGINS)
+    env["EVALPIPE_FLAKY_MARKER"] = str(tmp_path / "failed-once")
+    base = [script("score-corpus"), "-q", "-f", "json", "-r", str(tmp_path / "ref.txt"), "-m", "flaky_plugin:Flaky",
+            "--sentence-level"]
+    runs = {}
+    for name, engine in (("spark", ["--engine", "spark", "--spark-master", "local[2,2]"]), ("local", [])):
+        done = subprocess.run(base + engine + [str(tmp_path / "sys.txt")], capture_output=True, text=True, env=env,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[name] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert (tmp_path / "failed-once").exists()  # the fault did fire (in Spark's first attempt)
+    assert runs["spark"] == runs["local"] and len(runs["local"]) == 300

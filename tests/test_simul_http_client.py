@@ -203,3 +203,26 @@ def test_fairseq_2020_client_unchanged(server, fairseq_client, capsys):
     assert {"BLEU", "TER", "AL"} <= set(result) and result["sentences"] == len(SOURCES)
     log = [json.loads(x) for x in (out / "instances.log").read_text(encoding="utf-8").splitlines()]
     assert [r["prediction"] for r in log] == SOURCES and log[1]["delays"][:2] == [2, 3]
+
+
+def test_bad_content_lengths_get_4xx_and_the_server_goes_on(server):
+    """Found by bench/fuzz.py: a non-numeric or negative Content-Length was a 500 internal error."""
+    base, _ = server
+    port = int(base.rsplit(":", 1)[1])
+
+    def raw(data):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+            out = b""
+            while True:
+                piece = s.recv(65536)
+                if not piece:
+                    return out
+                out += piece
+
+    for length, status in ((b"abc", b"400"), (b"-5", b"400"), (str(2 << 20).encode(), b"413")):
+        reply = raw(b"PUT /hypo?sent_id=1 HTTP/1.1\r\nContent-Length: " + length + b"\r\n\r\nword")
+        assert reply.startswith(b"HTTP/1.1 " + status), reply[:80]
+        assert b'"error"' in reply
+    assert call(base, "GET", "/") == (200, {"num_sentences": 4})

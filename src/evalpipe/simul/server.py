@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from evalpipe.simul.results import score_instances, sentence_latency
 
 log = logging.getLogger(__name__)
 SAMPLE_RATE = 16000
+MAX_BODY_BYTES = 1 << 20  # a hypothesis body; longer ones are refused (413) without being read
 
 
 class RequestError(InputError):
@@ -227,6 +229,7 @@ class Handler(BaseHTTPRequestHandler):
     """Maps the HTTP API onto an :class:`Evaluator` (``server.evaluator``)."""
 
     protocol_version = "HTTP/1.1"
+    timeout = 60  # a connection idle (or trickling) this long is closed: stuck clients do not pin threads
     # replies are written as headers then body; on a kept-alive connection Nagle's algorithm would hold
     # the body back until the client's delayed acknowledgement (~40 ms a request)
     disable_nagle_algorithm = True
@@ -236,25 +239,45 @@ class Handler(BaseHTTPRequestHandler):
 
     def _reply(self, status: int, body: Any) -> None:
         data = json.dumps(body).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if status >= 400:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError) as exc:  # the client left; nothing to answer
+            log.debug("client gone before the reply: %s", exc)
+            self.close_connection = True
+
+    def _body(self) -> Optional[str]:
+        """The request body as text; a missing, malformed, negative or too large Content-Length is a
+        :class:`RequestError` (400 / 413) and the body is not read."""
+        header = self.headers.get("Content-Length")
+        if header is None or not header.strip():
+            return None
+        try:
+            length = int(header)
+        except ValueError:
+            raise RequestError(f"expected Content-Length to be a number of bytes, got {header!r}") from None
+        if length < 0:
+            raise RequestError(f"expected a non-negative Content-Length, got {length}")
+        if length > MAX_BODY_BYTES:
+            raise RequestError(f"expected a body of at most {MAX_BODY_BYTES} bytes, got Content-Length {length}", 413)
+        raw = self.rfile.read(length)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RequestError("expected a UTF-8 request body") from None
 
     def _handle(self, method: str) -> None:
         url = urlparse(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         evaluator: Evaluator = self.server.evaluator  # type: ignore[attr-defined]
         try:
-            body = None
-            length = int(self.headers.get("Content-Length") or 0)
-            if length:
-                raw = self.rfile.read(length)
-                try:
-                    body = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise RequestError("expected a UTF-8 request body") from None
+            body = self._body()
             if method == "GET" and url.path == "/":
                 return self._reply(200, evaluator.info())
             if method == "POST" and url.path == "/":
@@ -291,8 +314,16 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
-    # many agents connect at once (one connection per request): a short listen queue resets them
+    # many agents connect at once: a short listen queue resets them
     request_queue_size = 1024
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that left or stalled is not an error of the server: logged at DEBUG, not printed."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            log.debug("connection from %s ended: %s", client_address, exc)
+        else:
+            log.error("request from %s failed", client_address, exc_info=True)
 
 
 def make_server(evaluator: Evaluator, host: str = "127.0.0.1", port: int = 12321) -> ThreadingHTTPServer:
