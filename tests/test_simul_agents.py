@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -58,6 +59,7 @@ def test_driver_threads_and_scores():
         class Recording(WaitKAgent):
             def policy(self, states):
                 seen.add(threading.get_ident())
+                time.sleep(0.002)  # with kept-alive connections one thread could otherwise take every sentence
                 return super().policy(states)
 
         result = evaluate(lambda: Recording(k=3), url, num_threads=3)

@@ -226,3 +226,32 @@ def test_bad_content_lengths_get_4xx_and_the_server_goes_on(server):
         assert reply.startswith(b"HTTP/1.1 " + status), reply[:80]
         assert b'"error"' in reply
     assert call(base, "GET", "/") == (200, {"num_sentences": 4})
+
+
+def test_a_server_killed_mid_run_leaves_the_finished_sentences_and_says_so(tmp_path):
+    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    tgt.write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
+    port, out = free_port(), tmp_path / "out"
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    proc = subprocess.Popen([script("evalpipe"), "simul", "serve", "--src-file", str(src), "--tgt-file", str(tgt),
+                             "--port", str(port), "--output", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            call(base, "GET", "/")
+            break
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.05)
+    wait_k(base, 1, 2)
+    wait_k(base, 0, 2)
+    wait_k(base, 3, 2, send_eos=False)  # started, never finished
+    proc.kill()
+    proc.wait(timeout=10)
+    finished = [json.loads(line) for line in (out / "finished.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["index"] for r in finished] == [1, 0] and [r["prediction"] for r in finished] == SOURCES[1::-1]
+    progress = json.loads((out / "progress.json").read_text(encoding="utf-8"))
+    assert progress["finished_sentences"] == 2 and progress["sentences"] == 4 and progress["complete"] is False
+    assert not (out / "instances.log").exists() and not (out / "scores.json").exists()

@@ -11,6 +11,12 @@ HTTP API (JSON replies; errors are 4xx with ``{"error": message}`` and the serve
 * ``GET /result`` -> BLEU and AL/AP/DAL/LAAL as JSON (and, with ``--output DIR``, writes
   ``instances.log`` in SimulEval's format, ``metrics.tsv`` per sentence and ``scores.json``).
 
+With ``--output DIR`` the server also keeps a journal while it runs: every sentence that ends with
+``</s>`` is appended to ``DIR/finished.jsonl`` (one whole JSON line, one ``write``), and
+``DIR/progress.json`` (rewritten atomically) counts them and says ``"complete": false`` until
+``/result`` has written everything.  A server killed mid-run leaves exactly the finished sentences,
+and says so.
+
 Improvements on the 2020 server: binds 127.0.0.1 by default; a sentence without hypothesis is
 scored (as an empty prediction, counted in ``without_hypothesis``); a missing ``</s>`` does not drop
 the last word; sessions of different sentences are independent and locked separately.
@@ -122,7 +128,11 @@ class Evaluator:
         self.tokenize = tokenize
         self.output = output
         self._lock = threading.Lock()
+        self._journal_lock = threading.Lock()
         self.sessions: Dict[int, Session] = {}
+        self._finished = 0
+        if output:
+            self._start_journal()
 
     def info(self) -> Dict[str, Any]:
         return {"num_sentences": len(self.corpus)}
@@ -130,6 +140,9 @@ class Evaluator:
     def reset(self) -> None:
         with self._lock:
             self.sessions = {}
+        if self.output:
+            with self._journal_lock:
+                self._start_journal()
 
     def _session(self, sent_id: Any) -> Session:
         try:
@@ -186,6 +199,8 @@ class Evaluator:
             for token in text.split():
                 if token == EOS:
                     session.eos_delay = session.served
+                    if self.output:
+                        self._journal(int(sent_id), session)
                     break
                 session.tokens.append(token)
                 session.delays.append(session.served)
@@ -193,18 +208,43 @@ class Evaluator:
                 session.elapsed.append(now + (session.served if self.corpus.unit == "speech" else 0))
         return {"sent_id": int(sent_id), "received": len(text.split())}
 
+    def _instance(self, i: int, s: Session) -> Dict[str, Any]:
+        src_len = self.corpus.source_length(i)
+        return {"index": i, "prediction": " ".join(s.tokens), "delays": [min(d, src_len) for d in s.delays],
+                "elapsed": list(s.elapsed), "prediction_length": len(s.tokens),
+                "reference": self.corpus.references[i], "source_length": src_len, "finished": s.eos_delay is not None}
+
     def instances(self) -> List[Dict[str, Any]]:
-        out = []
         with self._lock:
             sessions = dict(self.sessions)
-        for i in range(len(self.corpus)):
-            s = sessions.get(i, Session())
-            src_len = self.corpus.source_length(i)
-            out.append({"index": i, "prediction": " ".join(s.tokens),
-                        "delays": [min(d, src_len) for d in s.delays], "elapsed": list(s.elapsed),
-                        "prediction_length": len(s.tokens), "reference": self.corpus.references[i],
-                        "source_length": src_len, "finished": s.eos_delay is not None})
-        return out
+        return [self._instance(i, sessions.get(i, Session())) for i in range(len(self.corpus))]
+
+    # -- the journal of finished sentences (with --output) ------------------------------------
+    def _start_journal(self) -> None:
+        """An empty ``finished.jsonl`` and a ``progress.json`` saying nothing is finished yet."""
+        os.makedirs(self.output, exist_ok=True)
+        write_atomically(os.path.join(self.output, "finished.jsonl"), "")
+        self._finished = 0
+        self._progress(complete=False)
+
+    def _progress(self, complete: bool) -> None:
+        write_atomically(os.path.join(self.output, "progress.json"), json.dumps({
+            "finished_sentences": self._finished, "sentences": len(self.corpus), "complete": complete,
+            "note": "finished.jsonl holds every sentence finished so far, one complete JSON line each; "
+                    "instances.log, metrics.tsv and scores.json are written by GET /result"}, indent=1))
+
+    def _journal(self, i: int, session: Session) -> None:
+        """Append sentence i, just finished, to ``finished.jsonl`` in one ``write`` (a process killed at any
+        moment leaves whole lines), then count it in ``progress.json``."""
+        line = (json.dumps(self._instance(i, session), ensure_ascii=False) + "\n").encode("utf-8")
+        with self._journal_lock:
+            handle = os.open(os.path.join(self.output, "finished.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                os.write(handle, line)
+            finally:
+                os.close(handle)
+            self._finished += 1
+            self._progress(complete=False)
 
     def result(self) -> Dict[str, Any]:
         instances = self.instances()
@@ -223,6 +263,8 @@ class Evaluator:
         write_atomically(os.path.join(self.output, "instances.log"), "".join(log_lines))
         write_atomically(os.path.join(self.output, "metrics.tsv"), "".join(table))
         write_atomically(os.path.join(self.output, "scores.json"), json.dumps(scores, indent=1))
+        with self._journal_lock:
+            self._progress(complete=True)
 
 
 class Handler(BaseHTTPRequestHandler):
