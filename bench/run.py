@@ -9,6 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_bounds  # noqa: E402
 import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_meta  # noqa: E402
@@ -30,6 +31,8 @@ def main() -> None:
     bench_engines.main(scale)
     print("## tuner (issue 12)")
     bench_tune.main(scale)
+    print("## resource bounds (issue 16; the fuzz harness is bench/fuzz.py)")
+    bench_bounds.main(scale)
     print("## meta-evaluation (issue 6; needs MTME_PATH)")
     bench_meta.main(scale)
 
