@@ -10,8 +10,10 @@
    unknown paths, out-of-range and non-integer ids, hypotheses after ``</s>``, clients that disconnect
    mid-request, slow clients; after each one the server must still answer ``GET /`` correctly.
 3. The file readers in process on mutated real files: MTME score files, SimulEval instance logs,
-   n-best lists, text corpora.  A reader may return or raise an ``EvalpipeError``; anything else is a
-   crash.  (simulstream logs are not read by evalpipe yet: issue 13.)
+   n-best lists, text corpora, and the whole MTME layout loaded with one file mutated or deleted.  A
+   reader may return or raise an ``EvalpipeError``; anything else is a crash.  (simulstream logs are not
+   read by evalpipe yet: issue 13.)  The HTTP server takes raw text bodies, so "bad JSON" there means
+   bodies that are not UTF-8 or not words.
 """
 from __future__ import annotations
 
@@ -302,6 +304,42 @@ def fuzz_readers(count, seed, findings):
     return tried
 
 
+def fuzz_mtme_layout(count, seed, findings):
+    """A copy of the real MTME-layout subset with one file mutated (or deleted) per try, loaded whole."""
+    import shutil
+
+    from evalpipe.errors import EvalpipeError
+    from evalpipe.meta.evalset import EvalSet
+
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(ROOT / "tests" / "data" / "wmt21.news", Path(tmp, "wmt21.news"))
+        files = sorted(p for p in Path(tmp, "wmt21.news").rglob("*") if p.is_file() and "en-de" in str(p))
+        for _ in range(count):
+            path = rng.choice(files)
+            original = path.read_bytes()
+            raw = bytearray(original)
+            for _ in range(rng.randint(1, 10)):
+                at = rng.randrange(len(raw) + 1)
+                raw[at:at + rng.randint(0, 40)] = rng.choice([b"", b"\t", b"\n", b"\xff", b"nan", b"-1e9", b" ",
+                                                             b"None", b"\t\t\t", b"x" * rng.randint(1, 30)])
+            try:
+                if rng.random() < 0.05:
+                    path.unlink()
+                else:
+                    path.write_bytes(bytes(raw))
+                evs = EvalSet(tmp, "wmt21.news", "en-de")
+                for level in ("sys", "seg"):
+                    evs.Scores(level, "mqm")
+            except EvalpipeError:
+                pass
+            except Exception as exc:  # noqa: BLE001 -- a finding
+                findings[f"reader crash (MTME layout: {type(exc).__name__}: {str(exc)[:60]})"] += 1
+            finally:
+                path.write_bytes(original)
+    return count
+
+
 def main(scale: float = 1.0) -> int:
     from collections import Counter
 
@@ -319,6 +357,9 @@ def main(scale: float = 1.0) -> int:
     start = time.perf_counter()
     files = fuzz_readers(max(200, int(20000 * scale)), 11, findings)
     print(f"file readers: {files} mutated files in {time.perf_counter() - start:.0f} s")
+    start = time.perf_counter()
+    layouts = fuzz_mtme_layout(max(50, int(500 * scale)), 13, findings)
+    print(f"MTME layout: {layouts} loads with one mutated or missing file in {time.perf_counter() - start:.0f} s")
     for key, value in sorted(findings.items()):
         print(f"  {key}: {value}")
     bad = sum(findings.values())
