@@ -3,7 +3,8 @@
 1. Every metric's ``evalpipe serve`` through a real pipe (1,000,000 generated requests in total at scale
    1): random bytes, invalid UTF-8, NUL, long lines, NaN/inf/hex and wrong lengths in EVAL, U+2028 and
    U+0085 inside fields, several vectors, with valid SCORE requests interleaved whose replies must equal
-   the stats sacrebleu-checked code computes in this process.  Counted: requests, crashes (the server
+   sacrebleu's own statistics (bleu, chrf, ter, bleu-ter) or, for metrics sacrebleu lacks, evalpipe's
+   in this process.  Counted: requests, crashes (the server
    died), hangs (no reply within 60 s), lost or extra reply lines (against the reply count of the
    request), wrong answers (valid requests), tracebacks on stdout.
 2. The simultaneous HTTP server on loopback: malformed request lines and headers, bad and huge bodies,
@@ -95,6 +96,21 @@ def valid(rng, metric):
     return f"SCORE ||| {sentence(rng, rng.randint(1, 12))} ||| {sentence(rng)}"
 
 
+def anchor_reply(metric, request):
+    """sacrebleu's own stats for a valid SCORE request of bleu, chrf, ter or bleu-ter (None for metrics
+    sacrebleu does not have: their replies are checked against evalpipe in this process)."""
+    import sacrebleu
+
+    from evalpipe.sufficient_stats.vectors import format_stats
+
+    anchors = {"bleu": [sacrebleu.BLEU()], "chrf": [sacrebleu.CHRF()], "ter": [sacrebleu.TER()],
+               "bleu-ter": [sacrebleu.BLEU(), sacrebleu.TER()]}.get(metric)
+    if anchors is None:
+        return None
+    _, ref, hyp = [field.strip() for field in request.split("|||")]
+    return [format_stats([v for a in anchors for v in a._extract_corpus_statistics([hyp], [[ref]])[0]])]
+
+
 def fuzz_serve(metric, count, seed, findings):
     """Drive one ``serve`` process with ``count`` requests, pipelined."""
     from evalpipe import load_metric
@@ -105,8 +121,9 @@ def fuzz_serve(metric, count, seed, findings):
     requests, expected, checks = [], [], {}
     for i in range(count):
         if rng.random() < 0.2:
-            line = valid(rng, metric).encode("utf-8")
-            checks[i] = oracle.handle(line)
+            text = valid(rng, metric)
+            line = text.encode("utf-8")
+            checks[i] = anchor_reply(metric, text) or oracle.handle(line)
         else:
             line = junk(rng, metric)
         requests.append(line)
