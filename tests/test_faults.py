@@ -9,13 +9,20 @@ from conftest import child_env, script
 PLUGINS = Path(__file__).parent / "plugins"
 
 
+def corpus_with(tmp_path, hyps, reference):
+    """sys.txt (``hyps``) and ref.txt (``reference`` on every line) in ``tmp_path``, and the environment
+    that puts tests/plugins on the path."""
+    (tmp_path / "sys.txt").write_text("\n".join(hyps) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(reference for _ in hyps) + "\n")
+    env = child_env()
+    env["PYTHONPATH"] = str(PLUGINS)
+    return env
+
+
 def test_a_pool_worker_that_dies_mid_chunk_fails_the_run_naming_the_chunk(tmp_path):
     hyps = [f"w{i} x y" for i in range(400)]
     hyps[250] = "DIE"
-    (tmp_path / "sys.txt").write_text("\n".join(hyps) + "\n")
-    (tmp_path / "ref.txt").write_text("\n".join("a b c" for _ in hyps) + "\n")
-    env = child_env()
-    env["PYTHONPATH"] = str(PLUGINS)
+    env = corpus_with(tmp_path, hyps, "a b c")
     for command in ("--engine", "pool", "--workers", "2"), ("--engine", "pool", "--workers", "2", "--confidence"):
         done = subprocess.run([script("score-corpus"), "-q", "-r", str(tmp_path / "ref.txt"), "-m", "dying_plugin:Dying",
                                *command, str(tmp_path / "sys.txt")], capture_output=True, text=True, env=env,
@@ -93,10 +100,7 @@ def test_a_spark_task_that_fails_once_is_retried_by_spark_with_identical_numbers
     pytest.importorskip("pyspark")
     hyps = [f"w{i} x y" for i in range(300)]
     hyps[123] = "FLAKY"
-    (tmp_path / "sys.txt").write_text("\n".join(hyps) + "\n")
-    (tmp_path / "ref.txt").write_text("\n".join("a b c d" for _ in hyps) + "\n")
-    env = child_env()
-    env["PYTHONPATH"] = str(PLUGINS)
+    env = corpus_with(tmp_path, hyps, "a b c d")
     env["EVALPIPE_FLAKY_MARKER"] = str(tmp_path / "failed-once")
     base = [script("score-corpus"), "-q", "-f", "json", "-r", str(tmp_path / "ref.txt"), "-m", "flaky_plugin:Flaky",
             "--sentence-level"]

@@ -35,18 +35,17 @@ def call(base, method, path, body=None):
         return exc.code, json.loads(exc.read())
 
 
-@pytest.fixture()
-def server(tmp_path):
+def start_server(tmp_path):
+    """`evalpipe simul serve` on a free port with --output tmp_path/out: (process, base URL, output folder)."""
     src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
     src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     tgt.write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
     port = free_port()
-    cmd = [script("evalpipe"),
-        "simul", "serve", "--src-file", str(src), "--tgt-file", str(tgt), "--port", str(port),
-        "--output", str(tmp_path / "out")]
+    cmd = [script("evalpipe"), "simul", "serve", "--src-file", str(src), "--tgt-file", str(tgt),
+           "--port", str(port), "--output", str(tmp_path / "out")]
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
@@ -54,7 +53,13 @@ def server(tmp_path):
             break
         except (urllib.error.URLError, ConnectionError):
             time.sleep(0.05)
-    yield base, tmp_path / "out"
+    return proc, base, tmp_path / "out"
+
+
+@pytest.fixture()
+def server(tmp_path):
+    proc, base, out = start_server(tmp_path)
+    yield base, out
     proc.terminate()
     proc.wait(timeout=10)
 
@@ -229,22 +234,7 @@ def test_bad_content_lengths_get_4xx_and_the_server_goes_on(server):
 
 
 def test_a_server_killed_mid_run_leaves_the_finished_sentences_and_says_so(tmp_path):
-    src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
-    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
-    tgt.write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
-    port, out = free_port(), tmp_path / "out"
-    env = dict(os.environ)
-    env.pop("PYTHONUNBUFFERED", None)
-    proc = subprocess.Popen([script("evalpipe"), "simul", "serve", "--src-file", str(src), "--tgt-file", str(tgt),
-                             "--port", str(port), "--output", str(out)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            call(base, "GET", "/")
-            break
-        except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.05)
+    proc, base, out = start_server(tmp_path)
     wait_k(base, 1, 2)
     wait_k(base, 0, 2)
     wait_k(base, 3, 2, send_eos=False)  # started, never finished
