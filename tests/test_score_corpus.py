@@ -174,3 +174,31 @@ def test_unknown_metric_and_option_are_usage_errors(tmp_path):
     assert result.exit_code == 2 and "valid options" in result.output
     result = ours(["-r", str(ref), "--paired-bs", "--paired-ar", str(ref), str(ref)])
     assert result.exit_code == 2
+
+
+def test_streamed_files_score_exactly_as_files_read_whole(tmp_path):
+    """With nothing resampled the local engine streams the files in blocks (evalpipe.inputs.STREAM_BLOCK);
+    the JSON results equal those of the pool engine, which reads the files whole, on CRLF files across
+    several blocks; errors still name the file and line."""
+    import evalpipe.inputs as inputs
+
+    hyps = [f"the cat {i} sat on the mat" if i % 3 else f"a dog {i}\r" for i in range(1234)]
+    refs = [f"the cat {i} sat on a mat" for i in range(1234)]
+    (tmp_path / "h.txt").write_bytes(("\r\n".join(hyps) + "\r\n").encode())
+    (tmp_path / "r.txt").write_text("\n".join(refs) + "\n")
+    args = ["-r", str(tmp_path / "r.txt"), "-m", "bleu", "-m", "chrf", "-m", "ter", "-f", "json", "-q",
+            str(tmp_path / "h.txt")]
+    block = inputs.STREAM_BLOCK
+    inputs.STREAM_BLOCK = 100
+    try:
+        streamed = json.loads(CliRunner().invoke(score_corpus, args).output)
+        (tmp_path / "bad.txt").write_bytes(b"ok\n" * 150 + b"bad \xff\n" + b"ok\n" * 1083)
+        bad = CliRunner().invoke(score_corpus, args[:-1] + [str(tmp_path / "bad.txt")])
+        (tmp_path / "short.txt").write_text("x\n" * 1000)
+        short = CliRunner().invoke(score_corpus, args[:-1] + [str(tmp_path / "short.txt")])
+    finally:
+        inputs.STREAM_BLOCK = block
+    whole = json.loads(CliRunner().invoke(score_corpus, args + ["--engine", "pool", "--workers", "2"]).output)
+    assert streamed["results"] == whole["results"] and streamed["segments"] == 1234
+    assert bad.exit_code == 1 and "bad.txt, line 151: expected UTF-8 text" in bad.output
+    assert short.exit_code == 1 and "short.txt has 1000 lines" in short.output and "r.txt has 1234 lines" in short.output

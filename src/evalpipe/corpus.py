@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import IO, List, Sequence, Tuple
+from typing import IO, Iterator, List, Sequence, Tuple
 
 from evalpipe.errors import InputError
 
@@ -44,9 +44,38 @@ def read_lines(path: str) -> List[str]:
 
 
 def count_lines(path: str) -> int:
-    """The number of lines :func:`read_lines` would return (without decoding them)."""
-    data = _read_bytes(path)
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    """The number of lines :func:`read_lines` would return (read in 1 MiB pieces, not decoded)."""
+    count, last = 0, b"\n"
+    try:
+        with open(path, "rb") as handle:
+            for piece in iter(lambda: handle.read(1 << 20), b""):
+                count += piece.count(b"\n")
+                last = piece[-1:]
+    except OSError as exc:
+        raise CorpusError(f"cannot read {path}: {exc.strerror}") from None
+    return count + (0 if last == b"\n" else 1)
+
+
+def line_blocks(path: str, size: int) -> Iterator[List[str]]:
+    """The lines of ``path`` decoded as :func:`read_lines` decodes them, ``size`` at a time: a file of any
+    length is read with one block in memory."""
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise CorpusError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        block: List[str] = []
+        for number, raw in enumerate(handle, 1):
+            try:
+                block.append(raw.decode("utf-8").rstrip("\n").rstrip("\r"))
+            except UnicodeDecodeError as exc:
+                raise CorpusError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
+                                  f"at byte {exc.start}", path, number) from None
+            if len(block) == size:
+                yield block
+                block = []
+        if block:
+            yield block
 
 
 def read_stream(stream: IO[bytes], name: str = "<stdin>") -> List[str]:

@@ -23,15 +23,17 @@ metric sees its sentences -- the engines need no change.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from itertools import zip_longest
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
-from evalpipe.corpus import count_lines, read_lines
+from evalpipe.corpus import count_lines, line_blocks, read_lines
 from evalpipe.errors import InputError
 from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import Hypotheses, SimulHypothesis
 from evalpipe.sufficient_stats.vectors import Partial, partial_sum
 
 Segment = Tuple[Any, Tuple[str, ...]]
+STREAM_BLOCK = 50_000  # lines per block when text files are streamed
 
 
 class Input(ABC):
@@ -160,7 +162,23 @@ class TextFiles(Input):
         return self.read().rows(metric)
 
     def partial(self, metric: Any) -> Partial:
-        return self.read().partial(metric)
+        """The exact totals, reading every file in blocks of ``STREAM_BLOCK`` lines (one block of each in
+        memory, whatever the files' length); files of different lengths are an :class:`InputError`."""
+        paths = [self.hypothesis, *self.reference_paths]
+        total, index = Partial(metric.num_stats), 0
+        stop = float("inf") if self.stop is None else self.stop
+        for blocks in zip_longest(*(line_blocks(p, STREAM_BLOCK) for p in paths)):
+            if any(b is None or len(b) != len(blocks[0]) for b in blocks):
+                shown = ", ".join(f"{p} has {count_lines(p)} lines" for p in paths)
+                raise InputError(f"line counts differ: {shown}")
+            a, b = max(self.start - index, 0), min(stop - index, len(blocks[0]))
+            if a < b:
+                part = TextPairs(blocks[0][a:b], [r[a:b] for r in blocks[1:]], self.hypothesis)
+                total = total.merge(part.partial(metric))
+            index += len(blocks[0])
+        if index == 0:
+            read_lines(self.hypothesis)  # raises: an empty file
+        return total
 
     def segments(self) -> Iterator[Segment]:
         return self.read().segments()

@@ -23,12 +23,13 @@ from evalpipe.scoring.results import sentences_json, sentences_tsv, to_json, to_
 
 
 def _text_systems(refs: List[str], paths: List[str], named: List[str], read_here: bool) -> List[System]:
-    """Systems of text files, read here (line counts checked, naming the files) or, for an engine
-    that reads files itself (Spark), as :class:`TextFiles`."""
+    """Systems of text files, read here (line counts checked, naming the files) or as
+    :class:`TextFiles`: for an engine that reads files itself (Spark), and for the local engine when
+    nothing is resampled (it streams them in blocks)."""
     runs = [(p, [p]) for p in paths] + [parse_named_files(spec) for spec in named]
     if not read_here:
         if not runs:
-            raise UsageError("the spark engine reads system files itself: pass system files or --system NAME=FILES")
+            raise UsageError("this engine reads system files itself: pass system files or --system NAME=FILES")
         return [System(name, [TextFiles(f, refs) for f in files]) for name, files in runs]
     if not runs:
         if sys.stdin.isatty():
@@ -107,8 +108,13 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
 
             systems = [System(p, [read_instances(p)]) for p in instance_logs]
         else:
+            # nothing resampled, one process: stream the files in blocks (memory independent of their length)
+            resampled = sentence_level or confidence or paired_bs or paired_ar or any(
+                "," in spec.partition("=")[2] for spec in named_systems)
+            stream = runner.name == "local" and not resampled and bool(system_files or named_systems) \
+                and "-" not in system_files
             systems = _text_systems(list(refs), list(system_files), list(named_systems),
-                                    read_here=not runner.reads_files)
+                                    read_here=not (runner.reads_files or stream))
         if sentence_level:
             records = sentence_scores(systems, specs, runner)
             click.echo(sentences_json(records) if fmt == "json" else sentences_tsv(records))
@@ -125,7 +131,7 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
     if fmt == "json":
         first = systems[0].runs[0]
         header: Dict[str, Any] = {"evalpipe_version": __version__,
-                                  "segments": None if isinstance(first, TextFiles) else len(first),
+                                  "segments": None if runner.reads_files else len(first),
                                   "references": list(refs), "test": test}
         click.echo(to_json(results, header))
     elif fmt == "tsv":
