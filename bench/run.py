@@ -15,6 +15,7 @@ import bench_engines  # noqa: E402
 import bench_meta  # noqa: E402
 import bench_protocol  # noqa: E402
 import bench_simul  # noqa: E402
+import bench_stream  # noqa: E402
 import bench_tune  # noqa: E402
 
 
@@ -25,6 +26,8 @@ def main() -> None:
     bench_protocol.main(scale)
     print("## score-corpus (issue 3)")
     bench_corpus.main(scale)
+    print("## huge files, streamed (issue 15)")
+    bench_stream.main(scale)
     print("## simultaneous translation (issue 4)")
     bench_simul.main(scale)
     print("## engines (issue 5)")
