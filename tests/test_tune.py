@@ -119,3 +119,25 @@ def test_demo_improves_held_out_bleu_over_uniform_weights(tmp_path):
     held = report["held_out"]
     assert held["tuned"] > held["uniform weights"]
     assert f"held-out tuned\t{held['tuned']!r}" in done.stdout and "lines/s" in done.stderr
+
+
+def test_tune_cli_with_a_scorer_command_equals_the_default_scorer(tmp_path):
+    """`--scorer-cmd` drives any METEOR-style command; here `evalpipe serve bleu` given as a command line,
+    which must tune exactly as the built-in default does."""
+    import shlex
+    import sys
+
+    features, stats, _ = tiny(5, segments=6, hypotheses=3)
+    rng = random.Random(5)
+    refs = [" ".join(rng.choice(WORDS) for _ in range(6)) for _ in range(6)]
+    lines = [format_line(s, " ".join(rng.choice(WORDS) for _ in range(5)), ["f1", "f2"], f[k])
+             for s, f in enumerate(features) for k in range(len(f))]
+    (tmp_path / "nbest.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(refs) + "\n")
+    outputs = []
+    for extra in ([], ["--scorer-cmd", shlex.join([sys.executable, "-m", "evalpipe", "serve", "bleu"])]):
+        done = subprocess.run([script("evalpipe"), "tune", str(tmp_path / "nbest.txt"), "-r", str(tmp_path / "ref.txt"),
+                               "--restarts", "2", *extra], capture_output=True, text=True, env=child_env(), timeout=120)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and "tuning score\t" in outputs[0]
