@@ -178,8 +178,8 @@ class _Block:
         self.src = src if everything else src[self.kept]
         delays = delays if everything else [delays[i] for i in self.kept]
         if metric.options["convention"] == "iwslt2020":
-            delays = [F.iwslt2020_inputs(d, x)[0] for d, x in zip(delays, self.src.tolist())]
-            self.src = self.src + 1
+            delays = [F.iwslt2020_delays(d, x) for d, x in zip(delays, self.src.tolist())]
+            self.src = self.src + 1  # the end-of-sentence unit counts in the source
         self.columns = F.Columns(delays)
         stream = references[0] if references else [None] * len(hypotheses)
         self.references = list(stream) if everything else [stream[i] for i in self.kept]

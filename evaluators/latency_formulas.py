@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from itertools import chain
 from statistics import mean
-from typing import List, Sequence, Tuple
+from typing import List, Sequence
 
 import numpy as np
 
@@ -186,10 +186,9 @@ def batch_average_proportion(delays, src_lens: np.ndarray, tgt_lens: np.ndarray)
     return sums / (np.asarray(src_lens, dtype=np.float64) * tgt_lens)
 
 
-def iwslt2020_inputs(delays: Sequence[float], src_len: float, eos_delay: float = None) -> Tuple[List[float], float]:
-    """The IWSLT 2020 server's view of a text sentence: the end-of-sentence unit counts in the source
-    (|X| + 1), the hypothesis ends with ``</s>`` (written after reading it, delay |X| + 1, unless
-    ``eos_delay`` says otherwise), and every delay is capped at |X| + 1."""
+def iwslt2020_delays(delays: Sequence[float], src_len: float) -> List[float]:
+    """The IWSLT 2020 server's view of a text sentence's delays: the end-of-sentence unit counts in the
+    source (the caller scores with |X| + 1), the hypothesis ends with ``</s>`` written after reading it
+    (delay |X| + 1), and every delay is capped at |X| + 1."""
     src = src_len + 1
-    eos = src if eos_delay is None else eos_delay
-    return [min(d, src) for d in list(delays) + [eos]], src
+    return [min(d, src) for d in list(delays) + [src]]

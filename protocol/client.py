@@ -77,10 +77,7 @@ class Client:
             self.process.stdin.flush()
         except BrokenPipeError:
             raise self._died(line) from None
-        reply = self._read_line(line).decode("utf-8").rstrip("\r")
-        if reply.startswith(ERROR_PREFIX):
-            raise ProtocolError(reply[len(ERROR_PREFIX):])
-        return reply
+        return self._reply(line)
 
     def score(self, hypothesis: str, references: Sequence[str]) -> List[float]:
         """The stats vector of one segment."""
@@ -111,15 +108,14 @@ class Client:
         lines = [" ||| ".join(["SCORE", *([r] if isinstance(r, str) else r), h]) for h, r in pairs]
         if any("\n" in line or "\r" in line for line in lines):
             raise ValueError("a request must be a single line (no newline characters)")
-        failure: List[BaseException] = []
 
         def write() -> None:
             try:
                 for start in range(0, len(lines), 256):
                     self.process.stdin.write("".join(x + "\n" for x in lines[start:start + 256]).encode("utf-8"))
                 self.process.stdin.flush()
-            except (BrokenPipeError, OSError) as exc:
-                failure.append(exc)
+            except OSError:  # the server died: the reading side reports it, with its exit code
+                pass
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
@@ -129,9 +125,10 @@ class Client:
             writer.join()
 
     def _reply(self, request: str) -> str:
+        """The next reply line to ``request``; an ``ERROR`` reply raises :class:`ProtocolError`."""
         reply = self._read_line(request).decode("utf-8").rstrip("\r")
         if reply.startswith(ERROR_PREFIX):
-            raise ProtocolError(f"{reply[len(ERROR_PREFIX):]} (request {_shown(request)})")
+            raise ProtocolError(reply[len(ERROR_PREFIX):])
         return reply
 
     def info(self) -> str:

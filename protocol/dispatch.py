@@ -18,12 +18,10 @@ from __future__ import annotations
 import logging
 from typing import Any, List, Set, Union
 
-from evalpipe.sufficient_stats.vectors import sum_stats
-
 from evalpipe.errors import EvalpipeError, InputError
 from evalpipe.protocol.codec import decode_line, format_error, format_reply_stats, format_score, parse_request
 from evalpipe.protocol.requests import score_fields
-from evalpipe.sufficient_stats.vectors import parse_stats
+from evalpipe.sufficient_stats.vectors import parse_stats, sum_stats
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +81,7 @@ class Dispatcher:
                 problem = self.metric.impossible(vector)
                 if problem:
                     raise InputError(f"EVAL vector {i + 1}: {problem} (--strict-stats)")
-        scores = [self._shown(self.metric.score(v)) for v in vectors]
+        scores = [self._shown(self.metric.score_from_stats(v)) for v in vectors]  # checked above
         if len(vectors) == 1 and self.dialect == "meteor":
             return scores
         return scores + [self._shown(self.metric.score(sum_stats(vectors, self.metric.num_stats)))]

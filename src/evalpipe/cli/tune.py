@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 import time
 from typing import Any, Dict, List, Optional
 
@@ -22,10 +21,7 @@ from evalpipe.tune.nbest import parse_nbest, read_nbest
 def _client(metric: str, options: tuple, scorer_cmd: Optional[str]) -> Client:
     if scorer_cmd:
         return Client(metric, command=shlex.split(scorer_cmd), timeout=600)
-    command = [sys.executable, "-m", "evalpipe", "serve", metric]
-    for option in options:
-        command += ["-o", option]
-    return Client(metric, command=command, timeout=600)
+    return Client(metric, parse_key_values(options), timeout=600)
 
 
 @click.command("tune", cls=Command)
