@@ -13,10 +13,9 @@ cannot be served gets one ``ERROR ||| message`` line.
 """
 from __future__ import annotations
 
-from typing import List, NamedTuple, Sequence
+from typing import List, NamedTuple, Optional
 
 from evalpipe.errors import InputError
-from evalpipe.sufficient_stats.vectors import format_stats
 
 SEPARATOR = "|||"
 ERROR_PREFIX = "ERROR ||| "
@@ -29,14 +28,14 @@ class Request(NamedTuple):
     fields: List[str]
 
 
-def decode_line(raw: bytes) -> str:
-    """UTF-8 text of one raw line without its line end; an :class:`InputError` says where decoding failed."""
+def decode_line(raw: bytes, source: Optional[str] = None, line: Optional[int] = None) -> str:
+    """UTF-8 text of one raw line without its line end; an :class:`InputError` says where decoding failed
+    (and names ``source`` and ``line`` when given)."""
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError as exc:
         raise InputError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
-                         f"at byte {exc.start}") from None
-    return text.rstrip("\r\n")
+                         f"at byte {exc.start}", source, line) from None
 
 
 def parse_request(line: str) -> Request:
@@ -54,6 +53,3 @@ def format_error(message: str) -> str:
     """One ``ERROR ||| ...`` line; newlines in the message are folded so the reply stays one line."""
     return ERROR_PREFIX + " ".join(str(message).split())
 
-
-def format_reply_stats(stats: Sequence[float]) -> str:
-    return format_stats(stats)

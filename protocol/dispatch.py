@@ -19,9 +19,9 @@ import logging
 from typing import Any, List, Set, Union
 
 from evalpipe.errors import EvalpipeError, InputError
-from evalpipe.protocol.codec import decode_line, format_error, format_reply_stats, format_score, parse_request
+from evalpipe.protocol.codec import decode_line, format_error, format_score, parse_request
 from evalpipe.protocol.requests import score_fields
-from evalpipe.sufficient_stats.vectors import parse_stats, sum_stats
+from evalpipe.sufficient_stats.vectors import format_stats, parse_stats, sum_stats
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class Dispatcher:
             hypothesis, references = score_fields(self.metric, request.fields)
             stats = self.metric.stats(hypothesis, references)
             self.reference_counts.add(len(references))
-            return [format_reply_stats(stats)]
+            return [format_stats(stats)]
         if command == "EVAL":
             return self._evaluate(request.fields)
         if command == "INFO":

@@ -3,86 +3,66 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import IO, Iterator, List, Sequence, Tuple
+from itertools import islice
+from typing import IO, BinaryIO, Iterable, Iterator, List, Sequence, Tuple
 
 from evalpipe.errors import InputError
+from evalpipe.protocol.codec import decode_line
 
 
 class CorpusError(InputError):
     """Input files that cannot be scored together (undecodable, empty, or of different lengths)."""
 
 
-def decode_lines(data: bytes, name: str) -> List[str]:
-    """Lines of ``data`` without line ends; :class:`CorpusError` names the file and line of bad UTF-8."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    out = []
-    for number, raw in enumerate(lines, 1):
-        try:
-            out.append(raw.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as exc:
-            raise CorpusError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
-                              f"at byte {exc.start}", name, number) from None
-    return out
-
-
-def _read_bytes(path: str) -> bytes:
+def open_binary(path: str) -> BinaryIO:
+    """``path`` opened for reading bytes; a :class:`CorpusError` says why it cannot be."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return open(path, "rb")
     except OSError as exc:
         raise CorpusError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def read_lines(path: str) -> List[str]:
-    """The lines of a UTF-8 text file; an empty file is a :class:`CorpusError`."""
-    lines = decode_lines(_read_bytes(path), path)
-    if not lines:
-        raise CorpusError(f"{path} is empty: expected one segment per line")
+def decoded(lines: Iterable[bytes], name: str) -> Iterator[str]:
+    """Each line of ``lines`` (bytes, line end or not) as text without its line end; bad UTF-8 is an
+    :class:`~evalpipe.errors.InputError` naming ``name`` and the line."""
+    for number, raw in enumerate(lines, 1):
+        yield decode_line(raw, name, number)
+
+
+def read_lines(path: str, allow_empty: bool = False) -> List[str]:
+    """The lines of a UTF-8 text file; an empty file is a :class:`CorpusError` unless ``allow_empty``."""
+    with open_binary(path) as handle:
+        return read_stream(handle, path, allow_empty)
+
+
+def read_stream(stream: IO[bytes], name: str = "<stdin>", allow_empty: bool = False) -> List[str]:
+    """The lines of a binary stream, decoded as :func:`read_lines` decodes a file's."""
+    lines = list(decoded(stream, name))
+    if not lines and not allow_empty:
+        raise CorpusError(f"{name} is empty: expected one segment per line")
     return lines
 
 
 def count_lines(path: str) -> int:
     """The number of lines :func:`read_lines` would return (read in 1 MiB pieces, not decoded)."""
     count, last = 0, b"\n"
-    try:
-        with open(path, "rb") as handle:
-            for piece in iter(lambda: handle.read(1 << 20), b""):
-                count += piece.count(b"\n")
-                last = piece[-1:]
-    except OSError as exc:
-        raise CorpusError(f"cannot read {path}: {exc.strerror}") from None
+    with open_binary(path) as handle:
+        for piece in iter(lambda: handle.read(1 << 20), b""):
+            count += piece.count(b"\n")
+            last = piece[-1:]
     return count + (0 if last == b"\n" else 1)
 
 
 def line_blocks(path: str, size: int) -> Iterator[List[str]]:
     """The lines of ``path`` decoded as :func:`read_lines` decodes them, ``size`` at a time: a file of any
     length is read with one block in memory."""
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        raise CorpusError(f"cannot read {path}: {exc.strerror}") from None
-    with handle:
-        block: List[str] = []
-        for number, raw in enumerate(handle, 1):
-            try:
-                block.append(raw.decode("utf-8").rstrip("\n").rstrip("\r"))
-            except UnicodeDecodeError as exc:
-                raise CorpusError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
-                                  f"at byte {exc.start}", path, number) from None
-            if len(block) == size:
-                yield block
-                block = []
-        if block:
+    with open_binary(path) as handle:
+        lines = decoded(handle, path)
+        while True:
+            block = list(islice(lines, size))
+            if not block:
+                return
             yield block
-
-
-def read_stream(stream: IO[bytes], name: str = "<stdin>") -> List[str]:
-    lines = decode_lines(stream.read(), name)
-    if not lines:
-        raise CorpusError(f"{name} is empty: expected one segment per line")
-    return lines
 
 
 def check_same_length(named: Sequence[Tuple[str, Sequence[str]]]) -> None:

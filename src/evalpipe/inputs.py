@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from itertools import zip_longest
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
-from evalpipe.corpus import count_lines, line_blocks, read_lines
+from evalpipe.corpus import check_same_length, count_lines, line_blocks, read_lines
 from evalpipe.errors import InputError
 from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import Hypotheses, SimulHypothesis
@@ -147,10 +147,7 @@ class TextFiles(Input):
         """The lines ``start:stop`` of every file; files of different lengths are an :class:`InputError`."""
         hyps = read_lines(self.hypothesis)
         refs = [read_lines(p) for p in self.reference_paths]
-        for path, lines in zip(self.reference_paths, refs):
-            if len(lines) != len(hyps):
-                raise InputError(f"line counts differ: {self.hypothesis} has {len(hyps)} lines, "
-                                 f"{path} has {len(lines)} lines")
+        check_same_length([(self.hypothesis, hyps), *zip(self.reference_paths, refs)])
         cut = slice(self.start, self.stop)
         return TextPairs(hyps[cut], [r[cut] for r in refs], self.hypothesis)
 

@@ -7,14 +7,15 @@ import click
 import sacrebleu
 
 from evalpipe.cli.base import Command
-from evalpipe.corpus import decode_lines
+from evalpipe.corpus import read_stream
 from evalpipe.errors import EvalpipeError
 from evalpipe.protocol import Client
 from evalpipe.sufficient_stats.vectors import format_stats, sum_stats
 
 
 def demo_lines(name: str):
-    return decode_lines(resources.files("evalpipe").joinpath("demo", name).read_bytes(), name)
+    with resources.files("evalpipe").joinpath("demo", name).open("rb") as handle:
+        return read_stream(handle, name)
 
 
 @click.command(cls=Command)

@@ -15,7 +15,7 @@ import itertools
 import os
 from typing import Dict, List, Optional, Sequence
 
-from evalpipe.corpus import CorpusError, decode_lines
+from evalpipe.corpus import read_lines
 from evalpipe.errors import InputError, UsageError
 
 LEVELS = ("sys", "domain", "doc", "seg")
@@ -25,21 +25,9 @@ class EvalSetError(InputError):
     """A file of the evaluation set that does not have the expected form."""
 
 
-def _read_lines(path: str) -> List[str]:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
-        raise EvalSetError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        return decode_lines(raw, path)
-    except CorpusError as exc:
-        raise EvalSetError(str(exc)) from None
-
-
 def read_score_file(path: str, domains: Optional[Sequence[str]] = None) -> Dict[str, List[Optional[float]]]:
     """``{system: [score or None, ...]}`` from an MTME score file (domain files need ``domains``)."""
-    return parse_score_lines(_read_lines(path), path, domains)
+    return parse_score_lines(read_lines(path, allow_empty=True), path, domains)
 
 
 def parse_score_lines(lines: Sequence[str], path: str, domains: Optional[Sequence[str]] = None
@@ -78,12 +66,12 @@ class EvalSet:
         if not os.path.exists(src_file):
             pairs = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(self.dir, "sources", "*.txt")))
             raise EvalSetError(f"no language pair {lp!r} in {self.dir}; found {pairs}")
-        self.src = _read_lines(src_file)
+        self.src = read_lines(src_file, allow_empty=True)
         n = len(self.src)
         doc_file = os.path.join(self.dir, "documents", f"{lp}.docs")
         if os.path.exists(doc_file):
             rows = []
-            for number, line in enumerate(_read_lines(doc_file), 1):
+            for number, line in enumerate(read_lines(doc_file, allow_empty=True), 1):
                 fields = line.split()
                 if len(fields) != 2:
                     raise EvalSetError(f"{doc_file}, line {number}: expected DOMAIN DOC, got {line!r}")
@@ -124,7 +112,7 @@ class EvalSet:
         return scorer, level
 
     def _aligned(self, path: str) -> List[str]:
-        lines = _read_lines(path)
+        lines = read_lines(path, allow_empty=True)
         if len(lines) != len(self.src):
             raise EvalSetError(f"{path} has {len(lines)} lines, the source has {len(self.src)}")
         return lines

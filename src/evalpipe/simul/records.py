@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from itertools import chain, repeat
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
+from evalpipe.corpus import decoded, open_binary
 from evalpipe.errors import InputError
 from evalpipe.inputs import SimulPairs
 from evalpipe.sufficient_stats.segments import SimulHypothesis
@@ -87,17 +88,8 @@ def read_instances(path: str) -> SimulPairs:
     """The records of a SimulEval ``instances.log`` (JSON lines) as :class:`SimulPairs`."""
     records: List[Dict[str, Any]] = []
     numbers: List[int] = []
-    try:
-        handle = open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    with handle, _gc_paused():
-        for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"expected UTF-8 text, got undecodable byte(s) {raw[exc.start:exc.end]!r} "
-                                 f"at byte {exc.start}", path, number) from None
+    with open_binary(path) as handle, _gc_paused():
+        for number, line in enumerate(decoded(handle, path), 1):
             if not line.strip():
                 continue
             try:
