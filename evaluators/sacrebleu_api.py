@@ -78,7 +78,3 @@ def signature(metric: Any, nrefs: Optional[int]) -> str:
     metric.num_refs = "?" if nrefs is None else nrefs
     return metric.get_signature().format()
 
-
-__all__ = ["BLEU", "CHRF", "TER", "BLEU_SMOOTHING", "BLEU_TOKENIZERS", "LOG_ZERO", "PRIVATE_SYMBOLS",
-           "TESTED_VERSIONS", "chrf_f_score", "compute_bleu", "reference_info", "remove_punctuation",
-           "score_from_stats", "segment_statistics", "signature", "tokenizer"]

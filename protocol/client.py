@@ -24,6 +24,16 @@ def _shown(line: str) -> str:
     return repr(line if len(line) <= 80 else line[:77] + "...")
 
 
+def _score_line(hypothesis: str, references: Sequence[str]) -> str:
+    return " ||| ".join(["SCORE", *([references] if isinstance(references, str) else references), hypothesis])
+
+
+def _one_line(line: str) -> str:
+    if "\n" in line or "\r" in line:
+        raise ValueError("a request must be a single line (no newline characters)")
+    return line
+
+
 class Client:
     """``Client("bleu", {"tokenize": "intl"}, timeout=30)``: ``score(hyp, refs)`` -> stats,
     ``evaluate(stats)`` -> float.  Use as a context manager, or call :meth:`close`."""
@@ -66,8 +76,7 @@ class Client:
 
     def request(self, line: str) -> str:
         """Send one request line and return the reply line (raises on ``ERROR`` replies)."""
-        if "\n" in line or "\r" in line:
-            raise ValueError("a request must be a single line (no newline characters)")
+        _one_line(line)
         if self._broken:
             raise ProtocolError(f"this client cannot be used any more: {self._broken}")
         if self.process.poll() is not None:
@@ -81,9 +90,7 @@ class Client:
 
     def score(self, hypothesis: str, references: Sequence[str]) -> List[float]:
         """The stats vector of one segment."""
-        if isinstance(references, str):
-            references = [references]
-        return parse_stats(self.request(" ||| ".join(["SCORE", *references, hypothesis])))
+        return parse_stats(self.request(_score_line(hypothesis, references)))
 
     def evaluate(self, stats: Sequence[float]) -> float:
         """The score of a (summed) stats vector."""
@@ -105,9 +112,7 @@ class Client:
     def score_many(self, pairs: Iterable[Tuple[str, Sequence[str]]]) -> List[List[float]]:
         """Stats vectors of many ``(hypothesis, references)`` pairs, pipelined: a thread writes the
         requests while this one reads the replies (a tuner's n-best list in one pass)."""
-        lines = [" ||| ".join(["SCORE", *([r] if isinstance(r, str) else r), h]) for h, r in pairs]
-        if any("\n" in line or "\r" in line for line in lines):
-            raise ValueError("a request must be a single line (no newline characters)")
+        lines = [_one_line(_score_line(h, r)) for h, r in pairs]
 
         def write() -> None:
             try:

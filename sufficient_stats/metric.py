@@ -152,10 +152,6 @@ class Metric(ABC):
         """The corpus value: ``score`` of the sum of every segment's stats."""
         return self.score(sum_stats(self.corpus_stats(hypotheses, references), self.num_stats))
 
-    def segment_score(self, stats: Sequence[Any]) -> float:
-        """The value of one segment from its own stats (sentence-level scores)."""
-        return self.score(stats)
-
     # -- checks -------------------------------------------------------------------------------
     def check_hypothesis(self, hypothesis: Any, index: Optional[int] = None) -> Any:
         """The hypothesis this metric scores (a text metric takes a simultaneous hypothesis's text)."""

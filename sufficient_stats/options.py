@@ -14,13 +14,14 @@ from evalpipe.errors import OptionError
 __all__ = ["Option", "OptionError"]
 
 
+_BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
 def _parse_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
-        return True
-    if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
-        return False
+    if isinstance(value, str) and value.strip().lower() in _BOOLEANS:
+        return _BOOLEANS[value.strip().lower()]
     raise ValueError(f"expected a boolean (true/false/yes/no/1/0), got {value!r}")
 
 

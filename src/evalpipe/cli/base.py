@@ -24,26 +24,22 @@ def to_click(exc: EvalpipeError, ctx: Any = None) -> click.ClickException:
     return error
 
 
-class Command(click.Command):
-    """A click command whose evalpipe errors become click exits."""
-
+class _MapsErrors:
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            return super().invoke(ctx)  # type: ignore[misc]
         except EvalpipeError as exc:
             raise to_click(exc, ctx) from None
 
 
-class Group(click.Group):
+class Command(_MapsErrors, click.Command):
+    """A click command whose evalpipe errors become click exits."""
+
+
+class Group(_MapsErrors, click.Group):
     """A click group whose commands (and itself) map evalpipe errors."""
 
     command_class = Command
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except EvalpipeError as exc:
-            raise to_click(exc, ctx) from None
 
 
 Group.group_class = Group

@@ -39,10 +39,6 @@ def corr_options(fn):
     return fn
 
 
-def _load(root, test_set, lp) -> EvalSet:
-    return EvalSet(root, test_set, lp)
-
-
 def _stat_options(statistic, variant, epsilon):
     return {"variant": variant, "epsilon": epsilon} if statistic == "kendall" else {}
 
@@ -79,7 +75,7 @@ def list_command(root) -> None:
 @click.option("--level", type=click.Choice(LEVELS), default="sys")
 def echo_command(root, test_set, lp, what, name, level) -> None:
     """Print texts, documents, names or scores of a test set."""
-    evs = _load(root, test_set, lp)
+    evs = EvalSet(root, test_set, lp)
     if what == "src":
         lines = evs.src
     elif what in ("ref", "sys"):
@@ -125,7 +121,7 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
 def correlate_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, scores_file,
                       tie_calibration, sample_rate):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
-    evs = _load(root, test_set, lp)
+    evs = EvalSet(root, test_set, lp)
     if scores_file == "-":
         scores = parse_score_lines(sys.stdin.read().splitlines(), "<stdin>")
     else:
@@ -147,11 +143,9 @@ def correlate_command(root, test_set, lp, human, level, average, statistic, vari
     doc["correlation"] = value
     if statistic in ("accuracy",) or (statistic == "kendall" and variant == "acc23"):
         doc["chance"] = chance_accuracy(gold)
-    if fmt == "json":
-        click.echo(json.dumps(doc, indent=1))
-    else:
-        click.echo(f"{statistic} ({level}, average {average}) = {value:.4f} over {len(systems)} systems"
-                   + (f"; chance {doc['chance']:.4f}" if "chance" in doc else ""))
+    click.echo(json.dumps(doc, indent=1) if fmt == "json" else
+               f"{statistic} ({level}, average {average}) = {value:.4f} over {len(systems)} systems"
+               + (f"; chance {doc['chance']:.4f}" if "chance" in doc else ""))
 
 
 def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]]:
@@ -178,7 +172,7 @@ def compare_command(root, test_set, lp, human, level, average, statistic, varian
     """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, or bootstrap)"""
     from evalpipe.meta.significance import bootstrap_test, permutation_test
 
-    evs = _load(root, test_set, lp)
+    evs = EvalSet(root, test_set, lp)
     level = level or "sys"
     s1, s2 = _metric_scores(evs, level, metric1), _metric_scores(evs, level, metric2)
     systems, gold = _vectors(evs, human, level, {s: v for s, v in s1.items() if s in s2})
@@ -193,11 +187,9 @@ def compare_command(root, test_set, lp, human, level, average, statistic, varian
     result.update({"metric1": metric1, "metric2": metric2, "level": level, "statistic": statistic,
                    "correlation1": average_correlation(gold, v1, len(systems), average, statistic, **opts)[0],
                    "correlation2": average_correlation(gold, v2, len(systems), average, statistic, **opts)[0]})
-    if fmt == "json":
-        click.echo(json.dumps(result, indent=1))
-    else:
-        click.echo(f"{metric1} {result['correlation1']:.4f}  {metric2} {result['correlation2']:.4f}  "
-                   f"delta {result['delta']:.4f}  p = {result['p_value']:.4f} ({result['trials']} trials)")
+    click.echo(json.dumps(result, indent=1) if fmt == "json" else
+               f"{metric1} {result['correlation1']:.4f}  {metric2} {result['correlation2']:.4f}  "
+               f"delta {result['delta']:.4f}  p = {result['p_value']:.4f} ({result['trials']} trials)")
 
 
 @meta_eval_group.command("matrix")
@@ -213,7 +205,7 @@ def matrix_command(root, test_set, lp, human, level, average, statistic, variant
     """Rank metrics by correlation with significance clusters (MTME's --matrix)."""
     from evalpipe.meta.significance import significance_matrix
 
-    evs = _load(root, test_set, lp)
+    evs = EvalSet(root, test_set, lp)
     level = level or "sys"
     names = metrics.split(",") if metrics else sorted(m for m in evs.metric_names if m in evs.scores[level])
     tables = {n: _metric_scores(evs, level, n) for n in names}
@@ -222,11 +214,9 @@ def matrix_command(root, test_set, lp, human, level, average, statistic, variant
     vectors = {n: [v for s in systems for v in t[s]] for n, t in tables.items()}
     result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
                                  threshold=threshold, **_stat_options(statistic, variant, epsilon))
-    if fmt == "json":
-        click.echo(json.dumps(result, indent=1))
-        return
-    for rank, name, corr in zip(result["ranks"], result["metrics"], result["correlations"]):
-        click.echo(f"{rank:>3}  {name:<30} {corr:.4f}")
+    rows = zip(result["ranks"], result["metrics"], result["correlations"])
+    click.echo(json.dumps(result, indent=1) if fmt == "json" else
+               "\n".join(f"{rank:>3}  {name:<30} {corr:.4f}" for rank, name, corr in rows))
 
 
 @meta_eval_group.command("add-metric")
@@ -243,7 +233,7 @@ def add_metric_command(root, test_set, lp, metric, refs, options, name, engine, 
     from evalpipe.engines import make_engine
     from evalpipe.meta.metric_files import add_metric
 
-    evs = _load(root, test_set, lp)
+    evs = EvalSet(root, test_set, lp)
     (spec,) = metric_specs([metric], parse_key_values(options))
     with make_engine(engine, workers) as runner:
         paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner)

@@ -51,6 +51,9 @@ class Engine(ABC):
     #: True for an engine that reads text files itself (it is then given :class:`~evalpipe.inputs.TextFiles`)
     reads_files = False
 
+    def __init__(self, **settings: Any) -> None:
+        """Engines are built as ``cls(workers=N, **settings)`` and ignore the settings they do not use."""
+
     @abstractmethod
     def rows(self, job: Job) -> List[list]:
         """Every segment's stats row, in input order."""

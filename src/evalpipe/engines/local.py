@@ -11,9 +11,6 @@ class LocalEngine(Engine):
 
     name = "local"
 
-    def __init__(self, **settings: Any) -> None:
-        pass
-
     def rows(self, job: Job) -> List[list]:
         return chunk_rows(job)
 

@@ -16,23 +16,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Any, Iterable, Iterator, List, Optional
+from typing import Any, Callable, Iterable, Iterator, List
 
 from evalpipe.engines.base import Engine, Job, chunk_partial, chunk_rows, merge
 from evalpipe.errors import EngineError
-from evalpipe.inputs import Input
 
 
 def _java_available() -> bool:
     home = os.environ.get("JAVA_HOME")
     return bool(shutil.which("java") or (home and os.path.exists(os.path.join(home, "bin", "java"))))
-
-
-def _partition_job(spec: Any, kind: type, nrefs: int, records: Iterable[Any]) -> Optional[tuple]:
-    records = list(records)
-    if not records:
-        return None
-    return [i for i, _ in records], Job(spec, kind.from_segments([seg for _, seg in records], nrefs))
 
 
 class SparkEngine(Engine):
@@ -73,24 +65,22 @@ class SparkEngine(Engine):
     def _records(self, job: Job) -> Any:
         return job.input.spark_records(self.sc, max(self.sc.defaultParallelism, 1))
 
-    def rows(self, job: Job) -> List[list]:
+    def _map_partitions(self, job: Job, compute: Callable[[List[int], Job], Iterable[Any]]) -> Any:
+        """An RDD of ``compute(indices, job of the partition's records)`` over the job's records."""
         spec, kind, nrefs = job.spec, type(job.input), job.input.nrefs
-
-        def run(records: Iterable[Any]) -> Iterator[tuple]:
-            part = _partition_job(spec, kind, nrefs, records)
-            if part is not None:
-                yield from zip(part[0], chunk_rows(part[1]))
-        return self._records(job).mapPartitions(run).sortByKey().values().collect()
-
-    def total(self, job: Job) -> List[Any]:
-        spec, kind, nrefs = job.spec, type(job.input), job.input.nrefs
-        width = job.metric().num_stats
 
         def run(records: Iterable[Any]) -> Iterator[Any]:
-            part = _partition_job(spec, kind, nrefs, records)
-            if part is not None:
-                yield chunk_partial(part[1])
-        return merge(self._records(job).mapPartitions(run).collect(), width)
+            records = list(records)
+            if records:
+                yield from compute([i for i, _ in records], Job(spec, kind.from_segments([s for _, s in records], nrefs)))
+        return job.input.spark_records(self.sc, max(self.sc.defaultParallelism, 1)).mapPartitions(run)
+
+    def rows(self, job: Job) -> List[list]:
+        return self._map_partitions(job, lambda index, part: zip(index, chunk_rows(part))).sortByKey().values().collect()
+
+    def total(self, job: Job) -> List[Any]:
+        width = job.metric().num_stats
+        return merge(self._map_partitions(job, lambda index, part: [chunk_partial(part)]).collect(), width)
 
     def close(self) -> None:
         if self._owns_context and self.sc is not None:

@@ -68,11 +68,8 @@ def ranks(values: Sequence[float]) -> np.ndarray:
 
 
 def spearman(gold: Sequence[float], metric: Sequence[float]) -> float:
-    """Spearman's rho: Pearson of average ranks; NaN when either vector is constant."""
-    x, y = np.asarray(metric, dtype=np.float64), np.asarray(gold, dtype=np.float64)
-    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
-        return math.nan
-    return pearson(ranks(y), ranks(x))
+    """Spearman's rho: Pearson of average ranks (constant ranks: NaN, as for a constant vector)."""
+    return pearson(ranks(gold), ranks(metric))
 
 
 def pair_counts(gold: Sequence[float], metric: Sequence[float], epsilon: float = 0.0) -> Tuple[int, int, int, int, int]:
@@ -133,10 +130,9 @@ def kendall(gold: Sequence[float], metric: Sequence[float], variant: str = "b", 
 
 
 def accuracy(gold: Sequence[float], metric: Sequence[float]) -> float:
-    """Pairwise ranking agreement: share of pairs where sign(gold diff) == sign(metric diff)."""
-    con, dis, t_x, t_y, t_xy = pair_counts(gold, metric)
-    total = con + dis + t_x + t_y + t_xy
-    return (con + t_xy) / total if total else math.nan
+    """Pairwise ranking agreement: share of pairs where sign(gold diff) == sign(metric diff) (Kendall acc23
+    without epsilon); NaN without pairs."""
+    return kendall(gold, metric, "acc23") if len(gold) > 1 else math.nan
 
 
 STATISTICS = {"pearson": pearson, "spearman": spearman, "kendall": kendall, "accuracy": accuracy}
@@ -241,10 +237,7 @@ def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[floa
         counts.setdefault(r, [0, 0, 0, 0, 0])[outcome] += 1
 
     def tau(c: List[int]) -> float:
-        agree = c[Pair.CONCORDANT] + c[Pair.BOTH_TIED]
-        if variant == "acc23":
-            return agree / sum(c)
-        return (agree - c[Pair.DISCORDANT] - c[Pair.METRIC_TIE] - c[Pair.HUMAN_TIE]) / sum(c)
+        return kendall_from_counts(*c, variant=variant)
 
     # MTME's running sum, in its order, so the arg-max (and ties between thresholds) is the same
     total_tau = sum(tau(c) for c in counts.values())

@@ -37,7 +37,7 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
             continue  # a reference scored against itself says nothing
         rows = engine.rows(Job(spec, TextPairs(evs.sys_outputs[system], streams, system)))
         sys_lines.append(f"{system}\t{metric.score(sum_stats(rows, metric.num_stats))!r}")
-        seg_lines += [f"{system}\t{metric.segment_score(row)!r}" for row in rows]
+        seg_lines += [f"{system}\t{metric.score(row)!r}" for row in rows]
     paths = {}
     for level, lines in (("sys", sys_lines), ("seg", seg_lines)):
         path = os.path.join(out_dir, f"{base}.{level}.score")

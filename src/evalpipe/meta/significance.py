@@ -246,8 +246,6 @@ def bootstrap_test(gold: Sequence[Optional[float]], metric1: Sequence[float], me
     ``average_by="none"``, the scored positions; ``p_value`` is the share of resamples in which
     metric 2 does not correlate better than metric 1, ``ci`` the 95 % interval of the difference.
     """
-    from evalpipe.meta.correlation import STATISTICS
-
     fn = STATISTICS[statistic]
     rows = groups(gold, metric1, num_sys, average_by)
     rows2 = groups(gold, metric2, num_sys, average_by)

@@ -139,6 +139,6 @@ def sentence_scores(systems: Sequence[System], specs: Sequence[Any], engine: Opt
     """Per-segment scores (the metric of each segment's own stats): one record per system, run,
     metric and segment."""
     table = stats_table(systems, specs, engine or LocalEngine(), True)
-    return [{"system": system.name, "run": run + 1, "metric": spec.name, "segment": i, "score": spec.build().segment_score(row)}
+    return [{"system": system.name, "run": run + 1, "metric": spec.name, "segment": i, "score": spec.build().score(row)}
             for system in systems for run in range(len(system.runs)) for spec in specs
             for i, row in enumerate(table[(system.name, spec.name)][run].rows, 1)]

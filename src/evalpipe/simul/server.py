@@ -35,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import parse_qs, urlparse
 
 from evalpipe.corpus import write_atomically
@@ -314,29 +314,15 @@ class Handler(BaseHTTPRequestHandler):
         except UnicodeDecodeError:
             raise RequestError("expected a UTF-8 request body") from None
 
-    def _handle(self, method: str) -> None:
-        url = urlparse(self.path)
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        evaluator: Evaluator = self.server.evaluator  # type: ignore[attr-defined]
+    def do_GET(self) -> None:  # and POST, PUT: every request goes through ROUTES
+        route = ROUTES.get((self.command, urlparse(self.path).path))
+        query = {k: v[-1] for k, v in parse_qs(urlparse(self.path).query).items()}
         try:
             body = self._body()
-            if method == "GET" and url.path == "/":
-                return self._reply(200, evaluator.info())
-            if method == "POST" and url.path == "/":
-                evaluator.reset()
-                return self._reply(200, {"reset": True})
-            if method == "GET" and url.path == "/src":
-                if "sent_id" not in query:
-                    raise RequestError("expected ?sent_id=I")
-                return self._reply(200, evaluator.source(query["sent_id"], query.get("segment_size")))
-            if method in ("PUT", "POST") and url.path == "/hypo":
-                if "sent_id" not in query:
-                    raise RequestError("expected ?sent_id=I")
-                return self._reply(200, evaluator.hypothesis(query["sent_id"], body or ""))
-            if method == "GET" and url.path == "/result":
-                return self._reply(200, evaluator.result())
-            raise RequestError(f"no such endpoint: {method} {url.path}; expected GET /, POST /, GET /src, "
-                               f"PUT /hypo, GET /result", 404)
+            if route is None:
+                raise RequestError(f"no such endpoint: {self.command} {urlparse(self.path).path}; expected "
+                                   f"{', '.join(f'{m} {p}' for m, p in ROUTES)}", 404)
+            self._reply(200, route(self.server.evaluator, query, body))  # type: ignore[attr-defined]
         except RequestError as exc:
             self._reply(exc.status, {"error": str(exc)})
         except EvalpipeError as exc:
@@ -345,14 +331,24 @@ class Handler(BaseHTTPRequestHandler):
             log.exception("request failed")
             self._reply(500, {"error": f"{type(exc).__name__}: {exc}"})
 
-    def do_GET(self) -> None:
-        self._handle("GET")
+    do_POST = do_PUT = do_GET
 
-    def do_POST(self) -> None:
-        self._handle("POST")
 
-    def do_PUT(self) -> None:
-        self._handle("PUT")
+def _sent_id(query: Dict[str, str]) -> str:
+    if "sent_id" not in query:
+        raise RequestError("expected ?sent_id=I")
+    return query["sent_id"]
+
+
+#: (method, path) -> what answers it, from the evaluator, the query and the body
+ROUTES: Dict[Tuple[str, str], Callable[[Evaluator, Dict[str, str], Optional[str]], Any]] = {
+    ("GET", "/"): lambda evaluator, query, body: evaluator.info(),
+    ("POST", "/"): lambda evaluator, query, body: evaluator.reset() or {"reset": True},
+    ("GET", "/src"): lambda evaluator, query, body: evaluator.source(_sent_id(query), query.get("segment_size")),
+    ("PUT", "/hypo"): lambda evaluator, query, body: evaluator.hypothesis(_sent_id(query), body or ""),
+    ("POST", "/hypo"): lambda evaluator, query, body: evaluator.hypothesis(_sent_id(query), body or ""),
+    ("GET", "/result"): lambda evaluator, query, body: evaluator.result(),
+}
 
 
 class _Server(ThreadingHTTPServer):
