@@ -72,14 +72,20 @@ def layout_chars(streams: Sequence[Sequence[str]]) -> Streams:
     return Streams(units, *_frame(lengths), lengths)
 
 
+def _run_starts(ordered: np.ndarray) -> np.ndarray:
+    """True where a sorted array's value differs from the one before (and at 0)."""
+    new = np.empty(len(ordered), dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return new
+
+
 def _dense(key: np.ndarray) -> tuple:
     """(sorted distinct values, rank of each value among them) -- ``np.unique(return_inverse=True)``
     with a stable sort, fast on nearly sorted keys."""
     order = key.argsort(kind="stable")
     ordered = key[order]
-    new = np.empty(len(key), dtype=bool)
-    new[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    new = _run_starts(ordered)
     ranks = np.empty(len(key), dtype=np.int64)
     ranks[order] = np.cumsum(new) - 1
     return ordered[new], ranks
@@ -160,10 +166,7 @@ def _run_matches(ordered: np.ndarray, below: list, shift: int, unit_shift: int, 
                  seg_of_prefix, clip_to_max: bool) -> np.ndarray:
     """Matches of one order from the sorted keys (see :func:`order_matches`)."""
     gram = ordered >> shift
-    new = np.empty(len(gram), dtype=bool)
-    new[:1] = True
-    np.not_equal(gram[1:], gram[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    starts = np.flatnonzero(_run_starts(gram))
     first = gram[starts]
     real = (first & ((1 << unit_bits) - 1)) != 0  # the gram's last unit is inside the sentence
     ends = np.append(starts[1:], len(gram))[real]

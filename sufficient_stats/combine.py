@@ -43,11 +43,6 @@ def parse_spec(spec: str) -> List[Tuple[float, str]]:
     return out
 
 
-def looks_like_combination(name: str) -> bool:
-    """True when ``name`` has the operators of a combination spec (``+``, ``-`` or ``*``)."""
-    return any(c in name for c in "+-*")
-
-
 class Combination(Metric):
     """A weighted sum of member metrics over concatenated stats (see the module docstring).
 

@@ -157,15 +157,13 @@ class Metric(ABC):
         """The hypothesis this metric scores (a text metric takes a simultaneous hypothesis's text)."""
         where = "" if index is None else f" (segment {index + 1})"
         if self.hypothesis_kind == "text":
-            if type(hypothesis) is str:
-                return hypothesis
+            if isinstance(hypothesis, str):
+                return str(hypothesis)  # a str subclass becomes a plain str
             if isinstance(hypothesis, SimulHypothesis):
                 if hypothesis.text is None:
                     raise InputError(f"{self.name} needs the hypothesis text{where}; the simultaneous hypothesis "
                                      f"has delays only")
                 return hypothesis.text
-            if isinstance(hypothesis, str):
-                return str(hypothesis)
             raise InputError(f"{self.name}{where}: the hypothesis should be a string, got {type(hypothesis).__name__}")
         if not isinstance(hypothesis, SimulHypothesis):
             raise InputError(f"{self.name}{where}: expected a simultaneous hypothesis (delays, source length), "

@@ -31,14 +31,13 @@ _FRACTION_BITS = 1074  # 2**-1074 is the smallest positive double
 
 
 class Partial:
-    """An exact running total of stats rows: fixed-point integers per column, and per column
-    whether any float was seen and whether every value was integral."""
+    """An exact running total of stats rows: per column a fixed-point integer (units of 2**-1074, integer
+    columns too) and whether every value was integral (the total is then returned as an ``int``)."""
 
-    __slots__ = ("totals", "floaty", "integral", "rows")
+    __slots__ = ("totals", "integral", "rows")
 
     def __init__(self, width: int) -> None:
         self.totals = [0] * width
-        self.floaty = [False] * width
         self.integral = [True] * width
         self.rows = 0
 
@@ -46,27 +45,14 @@ class Partial:
         if len(other.totals) != len(self.totals):
             raise StatsError(f"cannot merge partial sums of {len(self.totals)} and {len(other.totals)} values")
         out = Partial(len(self.totals))
-        for i, (a, b) in enumerate(zip(self.totals, other.totals)):
-            fa, fb = self.floaty[i], other.floaty[i]
-            out.floaty[i] = fa or fb
-            if out.floaty[i]:
-                a = a if fa else a << _FRACTION_BITS
-                b = b if fb else b << _FRACTION_BITS
-            out.totals[i] = a + b
-            out.integral[i] = self.integral[i] and other.integral[i]
+        out.totals = [a + b for a, b in zip(self.totals, other.totals)]
+        out.integral = [a and b for a, b in zip(self.integral, other.integral)]
         out.rows = self.rows + other.rows
         return out
 
     def finish(self) -> List[Number]:
-        out: List[Number] = []
-        for total, floaty, integral in zip(self.totals, self.floaty, self.integral):
-            if not floaty:
-                out.append(total)
-            elif integral:
-                out.append(total >> _FRACTION_BITS)
-            else:
-                out.append(float(Fraction(total, 1 << _FRACTION_BITS)))
-        return out
+        return [total >> _FRACTION_BITS if integral else float(Fraction(total, 1 << _FRACTION_BITS))
+                for total, integral in zip(self.totals, self.integral)]
 
 
 def _exact_floats(values: np.ndarray, where: str) -> Tuple[int, bool]:
@@ -107,9 +93,8 @@ def partial_of_columns(columns: Sequence[Union[int, np.ndarray]], rows: int) -> 
         if isinstance(column, np.ndarray):
             partial.totals[i], partial.integral[i] = _exact_floats(column.astype(np.float64, copy=False),
                                                                     f"column {i + 1}")
-            partial.floaty[i] = True
         else:
-            partial.totals[i] = int(column)
+            partial.totals[i] = int(column) << _FRACTION_BITS
     return partial
 
 
@@ -158,10 +143,9 @@ def partial_sum(rows: Iterable[Sequence[Number]], width: Optional[int] = None) -
             column = [v.item() if isinstance(v, np.generic) else v for v in column]
             types = set(map(type, column))
         if types == {int}:
-            partial.totals[i] = sum(column)
+            partial.totals[i] = sum(column) << _FRACTION_BITS
         else:
             partial.totals[i], partial.integral[i] = _exact_column(column, f"column {i + 1}")
-            partial.floaty[i] = True
     return partial
 
 

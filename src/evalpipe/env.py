@@ -20,7 +20,6 @@ import numpy as np
 
 from evalpipe.errors import InputError, UsageError
 from evalpipe.registry import load_metric
-from evalpipe.sufficient_stats.vectors import sum_stats
 
 DEFAULT_DATASET = "en-de.pairs.json"
 
@@ -81,8 +80,7 @@ class Env:
         predictions, true_labels = list(predictions), list(true_labels)
         if len(predictions) != len(true_labels):
             raise InputError(f"expected {len(true_labels)} predictions (one per reference), got {len(predictions)}")
-        rows = [self.metric.stats(str(p), [str(t)]) for p, t in zip(predictions, true_labels)]
-        return self.metric.score(sum_stats(rows, self.metric.num_stats))
+        return self.metric.corpus_score([str(p) for p in predictions], [[str(t) for t in true_labels]])
 
     def reset(self) -> None:
         self._next = 0

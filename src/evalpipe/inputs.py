@@ -71,9 +71,7 @@ class Input(ABC):
         """An in-memory input of ``(hypothesis, references)`` segments (a Spark partition)."""
         hyps = [h for h, _ in segments]
         streams = [[refs[k] for _, refs in segments] for k in range(nrefs)]
-        if issubclass(cls, Pairs):
-            return cls(hyps, streams)
-        return (SimulPairs if hyps and isinstance(hyps[0], SimulHypothesis) else TextPairs)(hyps, streams)
+        return (cls if issubclass(cls, Pairs) else TextPairs)(hyps, streams)  # text files hold text
 
 
 def _bounds(n: int, parts: int) -> List[Tuple[int, int]]:

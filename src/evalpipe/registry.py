@@ -21,7 +21,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from evalpipe.errors import OptionError, PluginError
-from evalpipe.sufficient_stats.combine import Combination, looks_like_combination, parse_spec
+from evalpipe.sufficient_stats.combine import Combination, parse_spec
 
 METRICS_GROUP = "evalpipe.metrics"
 AGENTS_GROUP = "evalpipe.agents"
@@ -67,7 +67,7 @@ def load_class(name: str, group: str = METRICS_GROUP) -> Any:
 
 def is_combination(name: str) -> bool:
     """True when ``name`` is a combination spec rather than one metric's name."""
-    return looks_like_combination(name) and ":" not in name and name not in _entry_points(METRICS_GROUP)
+    return any(c in name for c in "+-*") and ":" not in name and name not in _entry_points(METRICS_GROUP)
 
 
 def _members(name: str) -> List[Tuple[float, str]]:

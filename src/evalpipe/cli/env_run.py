@@ -10,7 +10,6 @@ from evalpipe.cli.base import Group, setup_logging
 from evalpipe.env import Env
 from evalpipe.errors import InputError
 from evalpipe.registry import AGENTS_GROUP, load_class, metric_specs
-from evalpipe.sufficient_stats.vectors import sum_stats
 
 
 @click.group("env", cls=Group)
@@ -46,8 +45,7 @@ def env_run(agent, dataset, source, target, episodes, seed, extra_metrics, fmt) 
         except InputError as exc:
             raise InputError(f"episode {len(rows) + 1}: {exc}") from None
         for name, metric in metrics.items():
-            stats = [metric.stats(p, [r]) for p, r in zip(predictions, task["y_test"])]
-            row[name] = metric.score(sum_stats(stats, metric.num_stats))
+            row[name] = metric.corpus_score(predictions, [list(task["y_test"])])
         rows.append(row)
     keys = ["token_f1", *metrics]
     mean = {k: float(np.mean([r[k] for r in rows])) for k in keys}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import click
 import numpy as np
@@ -16,12 +16,6 @@ from evalpipe.protocol import Client
 from evalpipe.registry import metric_specs, parse_key_values
 from evalpipe.tune.mert import TuneResult, corpus_score, mert, nbest_stats
 from evalpipe.tune.nbest import parse_nbest, read_nbest
-
-
-def _client(metric: str, options: tuple, scorer_cmd: Optional[str]) -> Client:
-    if scorer_cmd:
-        return Client(metric, command=shlex.split(scorer_cmd), timeout=600)
-    return Client(metric, parse_key_values(options), timeout=600)
 
 
 @click.command("tune", cls=Command)
@@ -58,7 +52,8 @@ def tune(nbest_file, refs, metric, options, scorer_cmd, minimize, restarts, rand
         if not nbest_file or not refs:
             raise UsageError("give an n-best file and -r REF (or --demo)")
         nbest, streams = read_nbest(nbest_file), [read_lines(r) for r in refs]
-    with _client(metric, options, scorer_cmd) as client:
+    command = shlex.split(scorer_cmd) if scorer_cmd else None
+    with Client(metric, parse_key_values(options), command=command, timeout=600) as client:
         start = time.perf_counter()
         stats = nbest_stats(nbest, streams, client)
         scored = time.perf_counter() - start

@@ -12,6 +12,7 @@ No partial total is returned.
 from __future__ import annotations
 
 import multiprocessing as mp
+from itertools import accumulate
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Dict, Iterator, List, Optional
@@ -102,9 +103,7 @@ class PoolEngine(Engine):
         while not self._started.empty():
             started.add(self._started.get())
         finished = {i for i, f in enumerate(futures) if f.done() and not f.cancelled() and f.exception() is None}
-        offsets = [0]
-        for task in tasks:
-            offsets.append(offsets[-1] + len(task[2]))
+        offsets = [0, *accumulate(len(task[2]) for task in tasks)]
         suspects = sorted(started - finished) or sorted(set(range(len(tasks))) - finished)
         shown = ", ".join(f"{i + 1} (segments {offsets[i] + 1}-{offsets[i + 1]})" for i in suspects)
         self._broken = f"a worker process died while scoring chunk(s) {shown} of {len(tasks)}"

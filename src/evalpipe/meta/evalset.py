@@ -13,7 +13,7 @@ from __future__ import annotations
 import glob
 import itertools
 import os
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Set
 
 from evalpipe.corpus import read_lines
 from evalpipe.errors import InputError, UsageError
@@ -94,22 +94,20 @@ class EvalSet:
         for path in sorted(glob.glob(os.path.join(self.dir, "system-outputs", lp, "*.txt"))):
             self.sys_outputs[os.path.basename(path)[:-4]] = self._aligned(path)
         self.scores: Dict[str, Dict[str, Dict[str, List[Optional[float]]]]] = {lv: {} for lv in LEVELS}
-        self.human_score_names = set()
-        for path in sorted(glob.glob(os.path.join(self.dir, "human-scores", f"{lp}.*.score"))):
-            scorer, level = self._parse_name(os.path.basename(path)[len(lp) + 1:-6], path)
-            self.human_score_names.add(scorer)
-            self.scores[level][scorer] = self._checked(read_score_file(path, self.domains if level == "domain" else None),
-                                                       level, path)
-        self.metric_names = set()
+        self.human_score_names = {self._add_score_file(path, os.path.basename(path)[len(lp) + 1:-6]) for path in
+                                  sorted(glob.glob(os.path.join(self.dir, "human-scores", f"{lp}.*.score")))}
+        self.metric_names: Set[str] = set()
         for path in sorted(glob.glob(os.path.join(self.dir, "metric-scores", lp, "*.score"))):
             self.add_metric_file(path)
 
-    @staticmethod
-    def _parse_name(stem: str, path: str):
+    def _add_score_file(self, path: str, stem: str) -> str:
+        """Read the scores of ``path``, named ``SCORER.LEVEL`` by ``stem``; return the scorer's name."""
         scorer, dot, level = stem.rpartition(".")
         if not dot or level not in LEVELS:
             raise EvalSetError(f"{path}: expected a name ending in .LEVEL.score with LEVEL one of {', '.join(LEVELS)}")
-        return scorer, level
+        self.scores[level][scorer] = self._checked(
+            read_score_file(path, self.domains if level == "domain" else None), level, path)
+        return scorer
 
     def _aligned(self, path: str) -> List[str]:
         lines = read_lines(path, allow_empty=True)
@@ -129,10 +127,8 @@ class EvalSet:
 
     def add_metric_file(self, path: str) -> str:
         """Read ``METRIC-REF.LEVEL.score`` and return the metric name."""
-        metric, level = self._parse_name(os.path.basename(path)[:-6], path)
+        metric = self._add_score_file(path, os.path.basename(path)[:-6])
         self.metric_names.add(metric)
-        self.scores[level][metric] = self._checked(
-            read_score_file(path, self.domains if level == "domain" else None), level, path)
         return metric
 
     def Scores(self, level: str, scorer: str) -> Optional[Dict[str, List[Optional[float]]]]:  # noqa: N802 (MTME's name)
