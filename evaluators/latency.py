@@ -164,11 +164,8 @@ class _Block:
 
     def __init__(self, metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
                  references: Sequence[Sequence[str]]) -> None:
-        aware = metric.options["computation_aware"]
-        if {type(h.source_length) for h in hypotheses} - {int, float} or aware:
-            delays = [metric.checked_delays(h) for h in hypotheses]  # the checks, naming what is wrong
-        else:
-            delays = [h.delays for h in hypotheses]
+        checked = metric.options["computation_aware"] or {type(h.source_length) for h in hypotheses} - {int, float}
+        delays = [metric.checked_delays(h) if checked else h.delays for h in hypotheses]  # checks name what is wrong
         self.kept = [i for i, d in enumerate(delays) if len(d)]
         everything = len(self.kept) == len(delays)
         src = np.array([float(h.source_length) for h in hypotheses])

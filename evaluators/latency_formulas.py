@@ -127,14 +127,9 @@ class Columns:
         return out
 
 
-def _columns(delays) -> Columns:
-    return delays if isinstance(delays, Columns) else Columns(delays)
-
-
-def batch_average_lagging(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    """AL of many sentences (``delays``: lists or :class:`Columns`): ``total += d - t / gamma`` in order
-    until the first d >= |X|, then ``total / tau``; d_1 when d_1 > |X|."""
-    c = _columns(delays)
+def batch_average_lagging(c: Columns, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
+    """AL of many sentences: ``total += d - t / gamma`` in order until the first d >= |X|, then
+    ``total / tau``; d_1 when d_1 > |X|."""
     src = c.ranked(src_lens)
     gamma = c.ranked(tgt_lens) / src
     total = np.zeros(len(src))
@@ -152,10 +147,9 @@ def batch_average_lagging(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) ->
     return c.unranked(np.where(head > src, head, total / tau))
 
 
-def batch_differentiable_average_lagging(delays, src_lens: np.ndarray) -> np.ndarray:
+def batch_differentiable_average_lagging(c: Columns, src_lens: np.ndarray) -> np.ndarray:
     """DAL of many sentences (|Y| = the number of delays): d'_i = max(d_i, d'_{i-1} + 1/gamma) and
     ``total += d'_i - i / gamma`` in order, then ``total / |Y|``."""
-    c = _columns(delays)
     src = c.ranked(src_lens)
     tgt = c.ranked(c.lengths)
     gamma = tgt / src
@@ -171,11 +165,10 @@ def batch_differentiable_average_lagging(delays, src_lens: np.ndarray) -> np.nda
     return c.unranked(total / tgt)
 
 
-def batch_average_proportion(delays, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
+def batch_average_proportion(c: Columns, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
     """AP of many sentences: ``sum(delays) / (|X| |Y|)`` with the delays added left to right, as
     SimulEval's builtin ``sum`` does up to Python 3.11 (3.12 compensates its float sums; there the
     builtin itself is used)."""
-    c = _columns(delays)
     if sys.version_info >= (3, 12):
         sums = np.fromiter(map(sum, c.delays), dtype=np.float64, count=len(c.delays))
     else:

@@ -82,8 +82,7 @@ class TokenF1(Metric):
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[float]:
         """``[f1, 1, overlap, |pred|, |ref|]`` against the best reference."""
         pred = self._bag(hypothesis)
-        best = max((self._against(pred, self._bag(r)) for r in refs), key=lambda t: t[0])
-        f1, overlap, n_pred, n_ref = best
+        f1, overlap, n_pred, n_ref = max((self._against(pred, self._bag(r)) for r in refs), key=lambda t: t[0])
         return [f1, 1, overlap, n_pred, n_ref]
 
     def score_from_stats(self, stats: List[float]) -> float:

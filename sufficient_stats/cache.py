@@ -33,8 +33,7 @@ class LRUCache(Generic[V]):
         self._last_key: Hashable = None
         self._last_value: V = None  # type: ignore[assignment]
         self._last_admitted = False
-        self.hits = 0
-        self.misses = 0
+        self.hits = self.misses = 0
         self._lock = threading.Lock()
 
     def get_or_compute(self, key: Hashable, compute: Callable[[Hashable], V]) -> V:
@@ -73,8 +72,3 @@ class LRUCache(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._data)
-
-    def clear(self) -> None:
-        self._data.clear()
-        self._seen.clear()
-        self._last_key, self._last_value = None, None

@@ -40,11 +40,6 @@ def row_scorer(metric) -> RowScorer:
     return lambda sums: score_rows(metric.score, sums)
 
 
-def as_matrix(rows: Sequence[Sequence[float]]) -> np.ndarray:
-    """The stats rows as a float64 matrix (integer counts below 2**53 stay exact)."""
-    return np.asarray(rows, dtype=np.float64)
-
-
 def bootstrap_counts(n: int, trials: int, seed: Optional[int]) -> np.ndarray:
     """A ``trials x n`` matrix: how often each segment is drawn in each resample (sacrebleu's draws)."""
     rng = np.random.default_rng(seed)
@@ -65,11 +60,6 @@ def confidence_interval(scores: np.ndarray) -> Tuple[float, float, float]:
     ordered = np.sort(scores)
     k = len(ordered) // 40
     return float(ordered.mean()), float(ordered[k]), float(ordered[len(ordered) - k - 1])
-
-
-def bootstrap_scores(rows: RowScorer, stats: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Scores of every bootstrap resample given by ``counts`` (``trials x n``)."""
-    return rows(counts @ stats)
 
 
 def p_value(sampled: np.ndarray, observed: float) -> float:

@@ -87,10 +87,8 @@ class Pairs(Input):
 
     def __init__(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]], name: str = "") -> None:
         self.name, where = name, name or None
-        if isinstance(hypotheses, str) or isinstance(references, str) or any(isinstance(r, str) for r in references):
-            raise InputError("expected a list of hypotheses and a list of reference streams, got a string", where)
+        check_parallel(hypotheses, references)  # before copying: a string would become its characters
         self.hypotheses, self.references = Hypotheses(hypotheses), [list(stream) for stream in references]
-        check_parallel(self.hypotheses, self.references)
         kinds = set(map(type, self.hypotheses))
         bad = None if kinds <= {self.hypothesis_type} else next(
             (i for i, h in enumerate(self.hypotheses) if not isinstance(h, self.hypothesis_type)), None)

@@ -105,9 +105,8 @@ def _kendall_batch(W, tables, n_groups, variant):
     i, j, group, table = tables
     wb = W.astype(np.int8)
     case1 = 2 * wb[:, i] + wb[:, j]  # mix1 takes s1 where w = 1
-    trials = len(W)
-    if variant in ("23", "acc23"):
-        # linear in the outcome: sum a per-pair value per group (pairs are stored group by group)
+    trials, linear = len(W), variant in ("23", "acc23")
+    if linear:  # tau is linear in the outcomes: sum a per-pair value per group (pairs are stored group by group)
         worth = np.zeros(len(Pair), dtype=np.float32)  # each outcome's share of tau, indexed by Pair
         worth[[Pair.CONCORDANT, Pair.BOTH_TIED]] = 1
         if variant == "23":
@@ -115,22 +114,19 @@ def _kendall_batch(W, tables, n_groups, variant):
         value_table = worth[table]
         starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
         per_group = np.bincount(group, minlength=n_groups).astype(np.float64)
-        pair_index = np.arange(len(i))[None, :]
-        out = []
-        for case in (case1, 3 - case1):
-            sums = np.add.reduceat(value_table[pair_index, case], starts, axis=1, dtype=np.float64)
-            full = np.full((trials, n_groups), np.nan)
-            full[:, group[starts]] = sums / per_group[group[starts]]
-            out.append(full)
-        return out[0], out[1]
-    slot = (np.arange(trials)[:, None] * n_groups + group[None, :]) * 5
+    else:  # count the outcomes per trial and group
+        slot = (np.arange(trials)[:, None] * n_groups + group[None, :]) * 5
     pair_index = np.arange(len(i))[None, :]
     results = []
     for case in (case1, 3 - case1):  # mix2 takes s1 where w = 0
-        outcome = table[pair_index, case]
-        counts = np.bincount((slot + outcome).ravel(), minlength=trials * n_groups * 5).reshape(trials, n_groups, 5)
-        con, dis, tx, ty, txy = (counts[:, :, k].astype(np.float64) for k in Pair)
-        values = kendall_from_counts(con, dis, tx, ty, txy, variant)
+        if linear:
+            sums = np.add.reduceat(value_table[pair_index, case], starts, axis=1, dtype=np.float64)
+            values = np.full((trials, n_groups), np.nan)
+            values[:, group[starts]] = sums / per_group[group[starts]]
+        else:
+            outcome = table[pair_index, case]
+            counts = np.bincount((slot + outcome).ravel(), minlength=trials * n_groups * 5).reshape(trials, n_groups, 5)
+            values = kendall_from_counts(*(counts[:, :, k].astype(np.float64) for k in Pair), variant=variant)
         results.append(values)
     return results[0], results[1]
 
@@ -182,10 +178,8 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
             variant = "acc23" if statistic == "accuracy" else options.get("variant", "b")
             r1, r2 = _kendall_batch(w, tables, len(lens), variant)
         else:  # spearman, tau-c: trial by trial
-            r1 = np.array([[STATISTICS[statistic](y[b:e], (s2 + row * (s1 - s2))[b:e], **options) for b, e in bounds]
-                           for row in w])
-            r2 = np.array([[STATISTICS[statistic](y[b:e], (s1 - row * (s1 - s2))[b:e], **options) for b, e in bounds]
-                           for row in w])
+            r1, r2 = (np.array([[STATISTICS[statistic](y[b:e], mix[b:e], **options) for b, e in bounds] for mix in mixes])
+                      for mixes in (s2 + w * (s1 - s2), s1 - w * (s1 - s2)))
         diffs[start:start + len(w)] = _average(r2, replace_nans_with_zeros) - _average(r1, replace_nans_with_zeros)
     hits = np.cumsum(diffs >= delta)
     trials = k

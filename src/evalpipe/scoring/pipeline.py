@@ -113,7 +113,7 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
                             baseline=bool(paired) and index == 0, runs=len(runs), run_scores=scores)
             rows = resample.row_scorer(metric)
             mine = boots[(system.name, spec.name)] = \
-                [resample.bootstrap_scores(rows, r.matrix, counts) for r in runs] if counts is not None else []
+                [rows(counts @ r.matrix) for r in runs] if counts is not None else []
             if mine and (confidence or paired == "bs"):
                 result.mean, low, high = resample.confidence_interval(mine[0])
                 result.ci = [low, high]

@@ -103,7 +103,5 @@ class WaitKAgent(Agent):
             return GET
         word = self.translator(states["source"], states["target"], states["finished_source"])
         if word is None:
-            if states["finished_source"]:
-                return send(EOS)
-            return GET
+            return send(EOS) if states["finished_source"] else GET
         return send(word)

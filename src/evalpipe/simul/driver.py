@@ -44,15 +44,11 @@ class HTTPClient:
                 connection.request(method, self.prefix + path, body=data)
                 reply = connection.getresponse()
                 payload = reply.read()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
-                connection.close()
-                self._local.connection = None
-                if reused and attempt == 1:  # the server closed an idle connection before reading this request
-                    continue
-                raise ServerError(f"cannot reach {self.base}: {exc}") from None
             except OSError as exc:
                 connection.close()
                 self._local.connection = None
+                if reused and attempt == 1 and isinstance(exc, (ConnectionResetError, BrokenPipeError)):
+                    continue  # the server closed an idle connection before reading this request
                 raise ServerError(f"cannot reach {self.base}: {exc}") from None
             if reply.status >= 400:
                 raise ServerError(f"{method} {path}: HTTP {reply.status}: {payload.decode('utf-8', 'replace')}")
