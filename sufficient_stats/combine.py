@@ -34,13 +34,8 @@ def parse_spec(spec: str) -> List[Tuple[float, str]]:
         pos = m.end()
     if not terms:
         raise UsageError("empty metric combination")
-    explicit = any(w for _, w, _ in terms)
-    out = []
-    for sign, weight, name in terms:
-        s = -1.0 if sign == "-" else 1.0
-        w = float(weight) if weight else (1.0 if explicit else 1.0 / len(terms))
-        out.append((s * w, name))
-    return out
+    bare = 1.0 if any(w for _, w, _ in terms) else 1.0 / len(terms)  # the weight of a term without one
+    return [((-1.0 if sign == "-" else 1.0) * (float(weight) if weight else bare), name) for sign, weight, name in terms]
 
 
 class Combination(Metric):

@@ -8,7 +8,8 @@ usage error (exit 2, with the usage line) and every other :class:`~evalpipe.erro
 from __future__ import annotations
 
 import logging
-from typing import Any
+from functools import reduce
+from typing import Any, Callable, Sequence
 
 import click
 
@@ -43,6 +44,11 @@ class Group(_MapsErrors, click.Group):
 
 
 Group.group_class = Group
+
+
+def stacked(options: Sequence[Callable[[Any], Any]]) -> Callable[[Any], Any]:
+    """One decorator applying click ``options`` in the order they are listed (as if written one above another)."""
+    return lambda fn: reduce(lambda f, option: option(f), reversed(options), fn)
 
 
 def setup_logging(verbose: bool = False) -> None:

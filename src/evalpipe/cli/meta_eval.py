@@ -7,7 +7,7 @@ from typing import Dict, List
 
 import click
 
-from evalpipe.cli.base import Group
+from evalpipe.cli.base import Group, stacked
 from evalpipe.errors import UsageError
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
 from evalpipe.meta.evalset import LEVELS, EvalSet, list_sets, parse_score_lines, read_score_file
@@ -17,26 +17,22 @@ root_option = click.option("--root", envvar="EVALPIPE_MTME_ROOT", required=True,
                            help="folder holding test sets in the MTME layout (env EVALPIPE_MTME_ROOT)")
 
 
-def set_options(fn):
-    fn = click.option("--lp", required=True, help="language pair, e.g. en-de")(fn)
-    fn = click.option("--test-set", "test_set", required=True, help="test set name, e.g. wmt21.news")(fn)
-    return root_option(fn)
-
-
-def corr_options(fn):
-    for opt in reversed([
-        click.option("--human", default="mqm", show_default=True, help="human score name"),
-        click.option("--level", type=click.Choice(LEVELS), default=None, help="level (default: detected or sys)"),
-        click.option("--average", type=click.Choice(["none", "sys", "item"]), default="none", show_default=True),
-        click.option("--statistic", type=click.Choice(["pearson", "spearman", "kendall", "accuracy"]),
-                     default="pearson", show_default=True),
-        click.option("--variant", type=click.Choice(["b", "c", "23", "acc23"]), default="b", show_default=True,
-                     help="Kendall variant"),
-        click.option("--epsilon", type=float, default=0.0, show_default=True, help="metric tie threshold (Kendall)"),
-        click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
-    ]):
-        fn = opt(fn)
-    return fn
+set_options = stacked([
+    root_option,
+    click.option("--test-set", "test_set", required=True, help="test set name, e.g. wmt21.news"),
+    click.option("--lp", required=True, help="language pair, e.g. en-de"),
+])
+corr_options = stacked([
+    click.option("--human", default="mqm", show_default=True, help="human score name"),
+    click.option("--level", type=click.Choice(LEVELS), default=None, help="level (default: detected or sys)"),
+    click.option("--average", type=click.Choice(["none", "sys", "item"]), default="none", show_default=True),
+    click.option("--statistic", type=click.Choice(["pearson", "spearman", "kendall", "accuracy"]),
+                 default="pearson", show_default=True),
+    click.option("--variant", type=click.Choice(["b", "c", "23", "acc23"]), default="b", show_default=True,
+                 help="Kendall variant"),
+    click.option("--epsilon", type=float, default=0.0, show_default=True, help="metric tie threshold (Kendall)"),
+    click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
+])
 
 
 def _stat_options(statistic, variant, epsilon):

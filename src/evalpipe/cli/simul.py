@@ -8,7 +8,7 @@ from typing import Tuple
 
 import click
 
-from evalpipe.cli.base import Group, setup_logging
+from evalpipe.cli.base import Group, setup_logging, stacked
 from evalpipe.errors import UsageError
 from evalpipe.registry import AGENTS_GROUP, load_class, metric_specs, parse_key_values
 
@@ -40,7 +40,7 @@ def _print(scores, fmt):
                 click.echo(f"{key + ('.' + name if name else ''):<20} {shown}")
 
 
-data_options = [
+with_data = stacked([
     click.option("--src-file", type=click.Path(dir_okay=False, exists=True), help="source text, one sentence a line"),
     click.option("--tgt-file", type=click.Path(dir_okay=False, exists=True), help="references, one a line"),
     click.option("--wav-list", type=click.Path(dir_okay=False, exists=True),
@@ -48,13 +48,7 @@ data_options = [
     click.option("--convention", type=click.Choice(["simuleval", "iwslt2020"]), default="simuleval", show_default=True),
     click.option("--tokenize", default="13a", show_default=True, help="sacrebleu tokenizer for BLEU"),
     click.option("--output", type=click.Path(file_okay=False), help="write instances.log, metrics.tsv, scores.json"),
-]
-
-
-def with_data(fn):
-    for option in reversed(data_options):
-        fn = option(fn)
-    return fn
+])
 
 
 @click.group("simul", cls=Group)

@@ -82,7 +82,5 @@ def to_table(results: List[Result], width: int) -> str:
     rows = [["system"] + metrics] + [[s] + [show(cell[(s, m)]) for m in metrics] for s in systems]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    out.append("")
-    for m in metrics:
-        out.append(f"{m}: {cell[(systems[0], m)].signature}")
+    out += [""] + [f"{m}: {cell[(systems[0], m)].signature}" for m in metrics]
     return "\n".join(out)
