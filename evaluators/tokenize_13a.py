@@ -23,15 +23,9 @@ from __future__ import annotations
 import re
 from typing import List
 
-# The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space.
-_SYMBOLS = frozenset(
-    [chr(c) for c in range(ord("{"), ord("~") + 1)]
-    + [chr(c) for c in range(ord("["), ord("`") + 1)]
-    + [chr(c) for c in range(ord("!"), ord("&") + 1)]
-    + [chr(c) for c in range(ord("("), ord("+") + 1)]
-    + [chr(c) for c in range(ord(":"), ord("@") + 1)]
-    + ["/"]
-)
+# The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space: the ranges
+# {-~, [-`, !-&, (-+, :-@ and /.
+_SYMBOLS = frozenset("{|}~[\\]^_`!\"#$%&()*+:;<=>?@/")
 _PADDED = {c: f" {c} " for c in _SYMBOLS}
 _SYMBOL = re.compile("[" + re.escape("".join(sorted(_SYMBOLS))) + "]")
 _PERIOD_COMMA_BEFORE = re.compile(r"([^0-9])([\.,])")  # -> \1 \2

@@ -13,6 +13,7 @@ member; a bare ``KEY=VALUE`` goes to every member that has the option (an error 
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.errors import UsageError
@@ -49,15 +50,10 @@ class Combination(Metric):
     def __init__(self, members: Sequence[Tuple[float, str, Metric]]) -> None:
         self.options = {}
         self.members = list(members)
-        self.slices = []
-        start = 0
-        fields: List[str] = []
-        for _, name, metric in self.members:
-            self.slices.append(slice(start, start + metric.num_stats))
-            start += metric.num_stats
-            fields += [f"{name}.{f}" for f in metric.stats_fields]
-        self.stats_fields = tuple(fields)
         metrics = [m for _, _, m in self.members]
+        ends = list(accumulate(m.num_stats for m in metrics))
+        self.slices = [slice(end - m.num_stats, end) for end, m in zip(ends, metrics)]
+        self.stats_fields = tuple(f"{name}.{f}" for _, name, m in self.members for f in m.stats_fields)
         self.higher_is_better = all((w > 0) == m.higher_is_better for w, _, m in self.members)
         self.hypothesis_kind = "simul" if any(m.hypothesis_kind == "simul" for m in metrics) else "text"
         #: a simultaneous combination with a quality member needs the hypothesis text

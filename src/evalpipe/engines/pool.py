@@ -12,7 +12,7 @@ No partial total is returned.
 from __future__ import annotations
 
 import multiprocessing as mp
-from itertools import accumulate
+from itertools import accumulate, chain
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Dict, Iterator, List, Optional
@@ -73,10 +73,7 @@ class PoolEngine(Engine):
     def rows(self, job: Job) -> List[list]:
         if self._local(job):
             return chunk_rows(job)
-        out: List[list] = []
-        for part in self._pool_map(job, True):
-            out.extend(part)
-        return out
+        return list(chain.from_iterable(self._pool_map(job, True)))
 
     def total(self, job: Job) -> List[Any]:
         if self._local(job):
