@@ -62,7 +62,6 @@ class Session:
 
     served: float = 0          # source units served (words, or ms); serving </s> adds one word
     segments: int = 0
-    eos_served: bool = False
     tokens: List[str] = field(default_factory=list)
     delays: List[float] = field(default_factory=list)
     elapsed: List[float] = field(default_factory=list)
@@ -144,7 +143,7 @@ class Evaluator:
             with self._journal_lock:
                 self._start_journal()
 
-    def _session(self, sent_id: Any) -> Session:
+    def _session(self, sent_id: Any) -> Tuple[int, Session]:
         try:
             i = int(sent_id)
         except (TypeError, ValueError):
@@ -152,11 +151,10 @@ class Evaluator:
         if not 0 <= i < len(self.corpus):
             raise RequestError(f"sent_id {i} out of range: expected 0 to {len(self.corpus) - 1}", 404)
         with self._lock:
-            return self.sessions.setdefault(i, Session())
+            return i, self.sessions.setdefault(i, Session())
 
     def source(self, sent_id: Any, segment_size: Any = None) -> Dict[str, Any]:
-        session = self._session(sent_id)
-        i = int(sent_id)
+        i, session = self._session(sent_id)
         with session.lock:
             if session.started is None:
                 session.started = time.monotonic()
@@ -167,10 +165,7 @@ class Evaluator:
                     segment: Any = words[int(session.served)]
                     session.served += 1
                 else:
-                    segment = EOS
-                    if not session.eos_served:
-                        session.served = len(words) + 1
-                        session.eos_served = True
+                    segment, session.served = EOS, len(words) + 1
             else:
                 try:
                     ms = float(segment_size)
@@ -186,27 +181,26 @@ class Evaluator:
                     session.served = end * 1000 / SAMPLE_RATE
                 else:
                     segment = EOS
-                    session.eos_served = True
             session.segments += 1
         return {"sent_id": i, "segment_id": segment_id, "segment": segment}
 
     def hypothesis(self, sent_id: Any, text: str) -> Dict[str, Any]:
-        session = self._session(sent_id)
+        i, session = self._session(sent_id)
         with session.lock:
             if session.eos_delay is not None:
-                raise RequestError(f"sentence {sent_id} already ended with {EOS}", 409)
+                raise RequestError(f"sentence {i} already ended with {EOS}", 409)
             now = (time.monotonic() - (session.started or time.monotonic())) * 1000
             for token in text.split():
                 if token == EOS:
                     session.eos_delay = session.served
                     if self.output:
-                        self._journal(int(sent_id), session)
+                        self._journal(i, session)
                     break
                 session.tokens.append(token)
                 session.delays.append(session.served)
                 # elapsed: source consumed (ms) plus the wall-clock time the agent has spent
                 session.elapsed.append(now + (session.served if self.corpus.unit == "speech" else 0))
-        return {"sent_id": int(sent_id), "received": len(text.split())}
+        return {"sent_id": i, "received": len(text.split())}
 
     def _instance(self, i: int, s: Session) -> Dict[str, Any]:
         src_len = self.corpus.source_length(i)
