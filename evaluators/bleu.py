@@ -73,9 +73,7 @@ class BLEU(Metric):
         super().__init__(**options)
         o = self.options
         n = o["max_ngram_order"]
-        self._sacre = sb.BLEU(tokenize=o["tokenize"], lowercase=o["lowercase"], smooth_method=o["smooth_method"],
-                                 smooth_value=o["smooth_value"], max_ngram_order=n,
-                                 effective_order=o["effective_order"])
+        self._sacre = sb.BLEU(**{k: v for k, v in o.items() if k != "cache_size"})  # the options are sacrebleu's
         tokenizer = self._sacre.tokenizer
         self._split = tokens_13a if o["tokenize"] == "13a" else lambda s: tokenizer(s).split()
         self._order = n

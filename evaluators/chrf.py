@@ -77,9 +77,7 @@ class ChrF(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
-        self._sacre = sb.CHRF(char_order=o["char_order"], word_order=o["word_order"], beta=o["beta"],
-                                 lowercase=o["lowercase"], whitespace=o["whitespace"],
-                                 eps_smoothing=o["eps_smoothing"])
+        self._sacre = sb.CHRF(**{k: v for k, v in o.items() if k != "cache_size"})  # the options are sacrebleu's
         self._cache: LRUCache = LRUCache(o["cache_size"])
 
     def _side(self, text: str) -> Side:
@@ -93,13 +91,10 @@ class ChrF(Metric):
             counts, totals = counts + wc, totals + wt
         return counts, totals
 
-    def _references(self, refs: Tuple[str, ...]) -> List[Side]:
-        return [self._side(r) for r in refs]
-
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """Per-order ``[hyp, ref, match]`` triples of the best-matching reference."""
         hyp = self._side(hypothesis)
-        per_ref = (self._triples(hyp, ref) for ref in self._cache.get_or_compute(refs, self._references))
+        per_ref = (self._triples(hyp, ref) for ref in self._cache.get_or_compute(refs, lambda rs: [self._side(r) for r in rs]))
         return next(per_ref) if len(refs) == 1 else self._best_reference(per_ref)
 
     @staticmethod

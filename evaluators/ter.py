@@ -43,8 +43,7 @@ class TER(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
-        self._sacre = sb.TER(normalized=o["normalized"], no_punct=o["no_punct"], asian_support=o["asian_support"],
-                             case_sensitive=o["case_sensitive"])
+        self._sacre = sb.TER(**{k: v for k, v in o.items() if k not in ("cache_size", "max_tokens")})
         self._cache: LRUCache = LRUCache(o["cache_size"])
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[Any]:

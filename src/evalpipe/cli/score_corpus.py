@@ -129,9 +129,8 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
             if bar:
                 bar.render_finish()
     if fmt == "json":
-        first = systems[0].runs[0]
         header: Dict[str, Any] = {"evalpipe_version": __version__,
-                                  "segments": None if runner.reads_files else len(first),
+                                  "segments": None if runner.reads_files else len(systems[0].runs[0]),
                                   "references": list(refs), "test": test}
         click.echo(to_json(results, header))
     elif fmt == "tsv":
