@@ -128,8 +128,7 @@ class ChrF(Metric):
         if o["word_order"]:
             words = [[sb.remove_punctuation(self._sacre, t) for t in stream] for stream in texts]
             self._add_orders(ngram_batch.layout_ids(words), o["word_order"], columns)
-        per_ref = [np.column_stack(c) for c in columns]
-        rows = [m.tolist() for m in per_ref]
+        rows = [np.column_stack(c).tolist() for c in columns]  # per reference
         if len(rows) == 1:
             return rows[0]
         return [self._best_reference(r[i] for r in rows) for i in range(len(hyps))]

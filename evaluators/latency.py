@@ -93,14 +93,6 @@ class LatencyMetric(Metric):
         """``[value, 1, 0]`` for a sentence, ``[0, 0, 1]`` for an empty hypothesis (the block path on one)."""
         return self.block_stats([hypothesis], [[r] for r in references])[0]
 
-    def reference_length(self, reference: Optional[str]) -> int:
-        words = len(reference.split()) if isinstance(reference, str) else 0
-        if words == 0:
-            raise InputError(f"{self.name} with target_length={self.options['target_length']} needs a reference; "
-                             f"got {'none' if reference is None else 'an empty one'} "
-                             f"(use -o target_length=hypothesis to score without one)")
-        return words
-
     def target_mode(self) -> str:
         if self.options["convention"] == "iwslt2020":
             return "hypothesis"  # with its </s>
@@ -140,7 +132,10 @@ class LatencyMetric(Metric):
             return type(self).batch_formula(columns, src, hyp)
         ref_lens = block.reference_lengths()
         if (ref_lens == 0).any():
-            self.reference_length(block.references[int(np.argmax(ref_lens == 0))])  # raises, naming the problem
+            missing = block.references[int(np.argmax(ref_lens == 0))]
+            raise InputError(f"{self.name} with target_length={self.options['target_length']} needs a reference; "
+                             f"got {'none' if missing is None else 'an empty one'} "
+                             f"(use -o target_length=hypothesis to score without one)")
         return type(self).batch_formula(columns, src, ref_lens if mode == "reference" else np.maximum(ref_lens, hyp))
 
     def score_from_stats(self, stats: List[Any]) -> float:
@@ -268,10 +263,8 @@ class ATD(LatencyMetric):
             elapsed = hypothesis.elapsed
             if not elapsed:
                 raise InputError(f"{self.name}: computation_aware needs the elapsed times of the hypothesis")
-            if list(elapsed) != [0] * len(delays):
+            if list(elapsed) != [0] * len(delays):  # all-zero elapsed times: no computation time
                 spent = [e - d for e, d in zip(elapsed, delays)]
                 compute = [a - b for a, b in zip(spent, [0] + spent[:-1])]
-            else:
-                compute = list(elapsed)
         text = self.options["unit"] == "text"
         return [F.average_token_delay(delays, compute, 1 if text else 300, 1 if text else 0, text), 1, 0]

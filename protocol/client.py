@@ -12,6 +12,7 @@ import selectors
 import subprocess
 import sys
 import threading
+from contextlib import suppress
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -115,12 +116,10 @@ class Client:
         lines = [_one_line(_score_line(h, r)) for h, r in pairs]
 
         def write() -> None:
-            try:
+            with suppress(OSError):  # the server died: the reading side reports it, with its exit code
                 for start in range(0, len(lines), 256):
                     self.process.stdin.write("".join(x + "\n" for x in lines[start:start + 256]).encode("utf-8"))
                 self.process.stdin.flush()
-            except OSError:  # the server died: the reading side reports it, with its exit code
-                pass
 
         writer = threading.Thread(target=write, daemon=True)
         writer.start()
@@ -141,10 +140,8 @@ class Client:
 
     def close(self) -> None:
         if self.process.stdin and not self.process.stdin.closed:
-            try:
+            with suppress(BrokenPipeError):
                 self.process.stdin.close()
-            except BrokenPipeError:
-                pass
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -54,11 +54,8 @@ def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO, dialect: str 
     dispatcher = Dispatcher(metric, dialect, strict_stats, scale)
     served = 0
     for number, (raw, oversize) in enumerate(_lines(instream, max_line_bytes), 1):
-        if oversize:
-            reply = [format_error(f"expected a request line of at most {max_line_bytes} bytes, "
-                                  f"got {oversize} bytes")]
-        else:
-            reply = dispatcher.handle(raw)
+        reply = dispatcher.handle(raw) if not oversize else [
+            format_error(f"expected a request line of at most {max_line_bytes} bytes, got {oversize} bytes")]
         if on_error == "exit" and reply[0].startswith(ERROR_PREFIX):
             outstream.flush()
             raise RequestFailed(f"request {number} could not be served: {reply[0][len(ERROR_PREFIX):]}")

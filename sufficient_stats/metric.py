@@ -55,8 +55,8 @@ class Metric(ABC):
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(self.OPTIONS))
         if unknown:
-            valid = ", ".join(sorted(self.OPTIONS)) or "(none)"
-            raise OptionError(f"{self.name}: unknown option(s) {', '.join(unknown)}; valid options: {valid}")
+            raise OptionError(f"{self.name}: unknown option(s) {', '.join(unknown)}; valid options: "
+                              f"{', '.join(sorted(self.OPTIONS)) or '(none)'}")
         self.options: Dict[str, Any] = {
             key: opt.convert(key, options.get(key, opt.default)) for key, opt in self.OPTIONS.items()
         }

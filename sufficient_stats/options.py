@@ -64,8 +64,7 @@ class Option:
         except (TypeError, ValueError) as exc:
             raise OptionError(f"option {name!r}: expected a {self.kind.__name__}, got {value!r}") from exc
         if self.choices is not None and out not in self.choices:
-            allowed = ", ".join(map(str, self.choices))
-            raise OptionError(f"option {name!r}: expected one of {allowed}; got {value!r}")
+            raise OptionError(f"option {name!r}: expected one of {', '.join(map(str, self.choices))}; got {value!r}")
         if self.minimum is not None and out < self.minimum:
             raise OptionError(f"option {name!r}: expected a value >= {self.minimum}, got {value!r}")
         return out

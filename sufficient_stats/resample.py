@@ -110,5 +110,4 @@ def stratified_approximate_randomization(score: Scorer, rows: RowScorer, bases: 
         neg = 1.0 - pos
         total_a += rows(pos @ base + neg @ system)
         total_b += rows(neg @ base + pos @ system)
-    k = len(bases)
-    return p_value(np.abs(total_a - total_b) / k, observed)
+    return p_value(np.abs(total_a - total_b) / len(bases), observed)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 import tempfile
 from itertools import islice
 from typing import IO, BinaryIO, Iterable, Iterator, List, Sequence, Tuple
@@ -88,8 +89,6 @@ def write_atomically(path: str, text: str, mode: int = 0o644) -> None:
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
-        try:
+        with suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 from importlib import resources
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -26,13 +27,8 @@ DEFAULT_DATASET = "en-de.pairs.json"
 
 def load_pairs(path: Optional[str], source: str, target: str) -> List[Dict[str, str]]:
     """The ``pairs`` of a dataset file (or of the shipped default), validated."""
-    if path is None:
-        text = resources.files("evalpipe").joinpath("demo", DEFAULT_DATASET).read_text(encoding="utf-8")
-        name = f"<default {DEFAULT_DATASET}>"
-    else:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        name = path
+    file = resources.files("evalpipe").joinpath("demo", DEFAULT_DATASET) if path is None else Path(path)
+    name, text = path or f"<default {DEFAULT_DATASET}>", file.read_text(encoding="utf-8")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

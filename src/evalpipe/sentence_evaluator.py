@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 from evalpipe.engines import Engine, Job, make_engine
 from evalpipe.errors import InputError
 from evalpipe.inputs import Items
+from evalpipe.sufficient_stats.vectors import format_number
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,8 @@ class SentenceEvaluator(ABC):
 
     def format_figures(self, totals: Sequence[float]) -> List[str]:
         """Lines such as ``Unlabelled accuracy: 0.8115 (26659, 32853)``."""
-        return [f"{label}: {value:.4f} ({_show(num)}, {_show(den)})" for label, value, num, den in self.figures(totals)]
+        return [f"{label}: {value:.4f} ({format_number(num)}, {format_number(den)})"
+                for label, value, num, den in self.figures(totals)]
 
     # -- running -----------------------------------------------------------------------------------
     def evaluate_on(self, engine: Engine, data: Sequence[Any]) -> Dict[str, Any]:
@@ -106,10 +108,6 @@ def _ship_user_modules(evaluator: Any) -> None:
         module = sys.modules.get(name)
         if module is not None and not name.startswith("evalpipe") and name not in sys.builtin_module_names:
             cloudpickle.register_pickle_by_value(module)
-
-
-def _show(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(value)
 
 
 class LabelAccuracyEvaluator(SentenceEvaluator):

@@ -118,10 +118,8 @@ def correlate_command(root, test_set, lp, human, level, average, statistic, vari
                       tie_calibration, sample_rate):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
     evs = EvalSet(root, test_set, lp)
-    if scores_file == "-":
-        scores = parse_score_lines(sys.stdin.read().splitlines(), "<stdin>")
-    else:
-        scores = read_score_file(scores_file)
+    scores = parse_score_lines(sys.stdin.read().splitlines(), "<stdin>") if scores_file == "-" else \
+        read_score_file(scores_file)
     level = level or _detect_level(evs, scores)
     systems, gold = _vectors(evs, human, level, scores)
     metric = [v for s in systems for v in scores[s]]

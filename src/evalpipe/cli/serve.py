@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import suppress
 
 import click
 
@@ -36,11 +37,9 @@ def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats
     """
     setup_logging(verbose)
     (spec,) = metric_specs([metric], parse_key_values(options))
-    try:
+    with suppress(KeyboardInterrupt):
         serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error, score_scale,
                    max_line_bytes)
-    except KeyboardInterrupt:
-        pass
     # A reader that closed the pipe must not turn into a traceback at interpreter exit.
     try:
         sys.stdout.flush()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import suppress
 from importlib import resources
 from typing import Tuple
 
@@ -71,9 +72,8 @@ def serve_command(src_file, tgt_file, wav_list, convention, tokenize, output, ho
     server = make_server(_evaluator(src_file, tgt_file, wav_list, convention, tokenize, output), host, port)
     click.echo(f"serving {len(server.evaluator.corpus)} sentences on http://{host}:{server.server_port}", err=True)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        with suppress(KeyboardInterrupt):
+            server.serve_forever()
     finally:
         server.server_close()
 

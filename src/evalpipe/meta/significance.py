@@ -223,10 +223,9 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequ
     shared = np.random.RandomState(seed) if mode == "mtme" else None
     for i in range(n):
         for j in range(i + 1, n):
-            result = permutation_test(gold, metrics[order[j]], metrics[order[i]], num_sys, average_by, statistic,
-                                      k=k, seed=None if seed is None else seed + i * n + j, mode=mode,
-                                      random_state=shared, **options)
-            sig[i, j] = result["p_value"]
+            sig[i, j] = permutation_test(gold, metrics[order[j]], metrics[order[i]], num_sys, average_by, statistic,
+                                         k=k, seed=None if seed is None else seed + i * n + j, mode=mode,
+                                         random_state=shared, **options)["p_value"]
     return {"metrics": order, "correlations": [corrs[m] for m in order], "matrix": sig.tolist(),
             "ranks": assign_ranks(sig, threshold)}
 

@@ -122,19 +122,13 @@ class Evaluator:
 
     def __init__(self, corpus: Corpus, convention: str = "simuleval", tokenize: str = "13a",
                  output: Optional[str] = None) -> None:
-        self.corpus = corpus
-        self.convention = convention
-        self.tokenize = tokenize
-        self.output = output
+        self.corpus, self.convention, self.tokenize, self.output = corpus, convention, tokenize, output
         self._lock = threading.Lock()
         self._journal_lock = threading.Lock()
         self.sessions: Dict[int, Session] = {}
         self._finished = 0
         if output:
             self._start_journal()
-
-    def info(self) -> Dict[str, Any]:
-        return {"num_sentences": len(self.corpus)}
 
     def reset(self) -> None:
         with self._lock:
@@ -336,7 +330,7 @@ def _sent_id(query: Dict[str, str]) -> str:
 
 #: (method, path) -> what answers it, from the evaluator, the query and the body
 ROUTES: Dict[Tuple[str, str], Callable[[Evaluator, Dict[str, str], Optional[str]], Any]] = {
-    ("GET", "/"): lambda evaluator, query, body: evaluator.info(),
+    ("GET", "/"): lambda evaluator, query, body: {"num_sentences": len(evaluator.corpus)},
     ("POST", "/"): lambda evaluator, query, body: evaluator.reset() or {"reset": True},
     ("GET", "/src"): lambda evaluator, query, body: evaluator.source(_sent_id(query), query.get("segment_size")),
     ("PUT", "/hypo"): lambda evaluator, query, body: evaluator.hypothesis(_sent_id(query), body or ""),

@@ -73,9 +73,7 @@ def line_search(features: Sequence[np.ndarray], stats: Sequence[np.ndarray], w: 
     gammas = [firsts[0] - 1.0] + [(p + q) / 2 for p, q in zip(lasts, firsts[1:])] + [lasts[-1] + 1.0]
     scores = np.asarray(score_rows(np.array(rows)), dtype=np.float64)
     keyed = scores if higher_is_better else -scores
-    best_value = keyed.max()
-    candidates = [j for j in range(len(rows)) if keyed[j] == best_value]
-    j = min(candidates, key=lambda c: abs(gammas[c]))  # among equal scores, the smallest move
+    j = min(np.flatnonzero(keyed == keyed.max()), key=lambda c: abs(gammas[c]))  # among equal scores, the smallest move
     return float(scores[j]), float(gammas[j])
 
 
