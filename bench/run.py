@@ -14,6 +14,7 @@ import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_meta  # noqa: E402
 import bench_protocol  # noqa: E402
+import bench_report  # noqa: E402
 import bench_simul  # noqa: E402
 import bench_stream  # noqa: E402
 import bench_tune  # noqa: E402
@@ -34,6 +35,8 @@ def main() -> None:
     bench_engines.main(scale)
     print("## tuner (issue 12)")
     bench_tune.main(scale)
+    print("## reports (issue 14)")
+    bench_report.main(scale)
     print("## resource bounds (issue 16; the fuzz harness is bench/fuzz.py)")
     bench_bounds.main(scale)
     print("## meta-evaluation (issue 6; needs MTME_PATH)")

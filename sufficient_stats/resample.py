@@ -111,3 +111,43 @@ def stratified_approximate_randomization(score: Scorer, rows: RowScorer, bases: 
         total_a += rows(pos @ base + neg @ system)
         total_b += rows(neg @ base + pos @ system)
     return p_value(np.abs(total_a - total_b) / len(bases), observed)
+
+
+def all_pairs_bootstrap(scores: Sequence[float], boots: Sequence[np.ndarray]) -> np.ndarray:
+    """The paired bootstrap p-value (:func:`paired_bootstrap`) of every pair of systems, as a symmetric
+    matrix (diagonal 1): ``boots[i]`` holds system i's scores on the resamples every system shares."""
+    n = len(scores)
+    out = np.ones((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            out[i, j] = out[j, i] = paired_bootstrap(scores[i], scores[j], boots[i], boots[j])
+    return out
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment (Holm, 1979) of the p-values above the diagonal of a symmetric
+    matrix, as a symmetric matrix: with the m p-values sorted, ``adjusted_(k) = max over l <= k of
+    min(1, (m - l + 1) p_(l))``.  Rejecting where ``adjusted <= alpha`` keeps the family-wise error
+    rate of all the comparisons at alpha."""
+    upper = np.triu_indices(len(p_values), 1)
+    raw = p_values[upper]
+    order = np.argsort(raw, kind="stable")
+    steps = np.minimum(1.0, (len(raw) - np.arange(len(raw))) * raw[order])
+    adjusted = np.empty_like(raw)
+    adjusted[order] = np.maximum.accumulate(steps) if len(raw) else steps
+    out = np.ones_like(p_values)
+    out[upper] = adjusted
+    out.T[upper] = adjusted
+    return out
+
+
+def assign_ranks(sig: np.ndarray, threshold: float) -> List[int]:
+    """Significance clusters (MTME's AssignRanks): items sorted best first; item i starts a new rank
+    when some item of the current rank beats it with ``sig[earlier, i] <= threshold``."""
+    ranks, current, start = [], 1, 0
+    for i in range(sig.shape[0]):
+        if any(sig[start:i, i] <= threshold):
+            current += 1
+            start = i
+        ranks.append(current)
+    return ranks

@@ -6,14 +6,16 @@ chosen engine, print.
 """
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import click
 
 from evalpipe import __version__
 from evalpipe.cli.base import Command, setup_logging
-from evalpipe.corpus import check_same_length, read_lines, read_stream
+from evalpipe.corpus import check_same_length, read_lines, read_stream, write_atomically
 from evalpipe.engines import make_engine
 from evalpipe.errors import UsageError
 from evalpipe.inputs import TextFiles, TextPairs
@@ -69,6 +71,12 @@ def _progress(total: int, quiet: bool):
 @click.option("--paired-ar", is_flag=True, help="paired approximate randomization against the first system")
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="trials of the paired test (default 1000 for bs, 10000 for ar)")
+@click.option("--all-pairs", is_flag=True,
+              help="paired bootstrap between every pair of systems, Holm-adjusted, with significance clusters")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False),
+              help="write a self-contained HTML report (implies --confidence --all-pairs; extra evalpipe[report])")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
+              help="write the scores with their 95%% intervals as FILE.svg, .png or .pdf (implies --confidence)")
 @click.option("--seed", default="12345", show_default=True, help="random seed of resampling ('none' for a random one)")
 @click.option("--engine", default="local", show_default=True, metavar="NAME",
               help="where stats are computed: local, pool, spark or any evalpipe.engines plugin (module:Class too); "
@@ -81,14 +89,21 @@ def _progress(total: int, quiet: bool):
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
 def score_corpus(system_files, refs, metric_names, instance_logs, options, named_systems, fmt, sentence_level,
-                 confidence, confidence_n, paired_bs, paired_ar, paired_n, seed, engine, workers, spark_master, width,
-                 quiet, verbose) -> None:
+                 confidence, confidence_n, paired_bs, paired_ar, paired_n, all_pairs, report_file, plot_file, seed, engine,
+                 workers, spark_master, width, quiet, verbose) -> None:
     """Score SYSTEM_FILES (or stdin) against the references with every metric.
 
     Numbers and signatures are sacrebleu's for bleu, chrf and ter.  Exit codes: 2 for usage
     errors, 1 for data errors.
     """
     setup_logging(verbose)
+    if report_file or plot_file:
+        from evalpipe.report import figures, page
+
+        figures.pyplot()  # a missing extra or a plot format without a writer fails before any scoring
+        if plot_file and Path(plot_file).suffix.lstrip(".").lower() not in figures.FORMATS:
+            raise UsageError(f"--plot: expected a file ending in .{', .'.join(figures.FORMATS)}, got {plot_file!r}")
+        confidence, all_pairs = True, all_pairs or bool(report_file)
     if paired_bs and paired_ar:
         raise UsageError("choose one of --paired-bs and --paired-ar")
     try:
@@ -123,17 +138,25 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
         try:
             results, test = score_systems(systems, specs, confidence=confidence_n if confidence else 0,
                                           paired="bs" if paired_bs else "ar" if paired_ar else None,
-                                          trials=paired_n, seed=seed_value, engine=runner,
+                                          trials=paired_n, seed=seed_value, engine=runner, pairwise=all_pairs,
                                           progress=bar.update if bar else (lambda n: None))
         finally:
             if bar:
                 bar.render_finish()
+    pairwise = test.pop("pairwise", None)
+    header: Dict[str, Any] = {"evalpipe_version": __version__, "references": list(refs), "test": test,
+                              "segments": None if runner.reads_files else len(systems[0].runs[0])}
+    if pairwise:
+        header["pairwise"] = pairwise
+    if report_file or plot_file:
+        doc = json.loads(to_json(results, header))
+        if report_file:
+            write_atomically(report_file, page.corpus_report(doc))
+        if plot_file:
+            figures.render(figures.interval_figure(doc), Path(plot_file).suffix.lstrip(".").lower(), plot_file)
     if fmt == "json":
-        header: Dict[str, Any] = {"evalpipe_version": __version__,
-                                  "segments": None if runner.reads_files else len(systems[0].runs[0]),
-                                  "references": list(refs), "test": test}
         click.echo(to_json(results, header))
     elif fmt == "tsv":
         click.echo(to_tsv(results))
     else:
-        click.echo(to_table(results, width))
+        click.echo(to_table(results, width, pairwise))

@@ -20,12 +20,13 @@ Two random modes:
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
 from evalpipe.errors import UsageError
 from evalpipe.meta.correlation import STATISTICS, Pair, groups, kendall_from_counts
+from evalpipe.sufficient_stats.resample import assign_ranks
 
 
 def _zscore(v: np.ndarray) -> np.ndarray:
@@ -189,18 +190,6 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
             trials = i
             break
     return {"p_value": float(hits[trials - 1] / trials), "delta": float(delta), "trials": int(trials)}
-
-
-def assign_ranks(sig: np.ndarray, threshold: float) -> List[int]:
-    """Significance clusters (MTME's AssignRanks): metrics sorted by decreasing correlation; metric i
-    starts a new rank when some metric of the current rank beats it with p <= threshold."""
-    ranks, current, start = [], 1, 0
-    for i in range(sig.shape[0]):
-        if any(sig[start:i, i] <= threshold):
-            current += 1
-            start = i
-        ranks.append(current)
-    return ranks
 
 
 def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequence[float]], num_sys: int,

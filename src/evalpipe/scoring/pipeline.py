@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -80,22 +81,51 @@ def extend_signature(signature: str, **extra: Any) -> str:
     return f"{m.group(1)}|{items}|{signature[m.end():]}" if m else f"{signature}|{items}"
 
 
+def pairwise_resamples(systems: int, alpha: float = 0.05) -> int:
+    """Bootstrap resamples enough for every pair of ``systems`` under Holm's adjustment: a bootstrap p-value
+    is at least 1 / (R + 1) and Holm multiplies the smallest by the m = S (S - 1) / 2 comparisons, so R
+    must reach 2 m / alpha for the smallest to come out at alpha / 2 or below (at least sacrebleu's 1000)."""
+    return max(1000, math.ceil(2 * systems * (systems - 1) / 2 / alpha))
+
+
+def all_pairs(results: Sequence[Result], boots: Sequence[np.ndarray], alpha: float = 0.05) -> Dict[str, Any]:
+    """Every pair of systems under one metric (``results`` and their bootstrap scores on shared resamples):
+    the systems best first, paired bootstrap p-values (sacrebleu's definition, :func:`~evalpipe.
+    sufficient_stats.resample.paired_bootstrap`), the same p-values adjusted for the multiple comparisons by
+    Holm's method, and significance clusters (a system starts a new cluster when a better system of the
+    current one differs from it with adjusted p <= ``alpha``)."""
+    sign = 1 if results[0].higher_is_better else -1
+    order = sorted(range(len(results)), key=lambda i: -sign * results[i].score)
+    raw = resample.all_pairs_bootstrap([results[i].score for i in order], [boots[i] for i in order])
+    adjusted = resample.holm(raw)
+    return {"systems": [results[i].system for i in order], "scores": [results[i].score for i in order],
+            "p_values": raw.tolist(), "adjusted": adjusted.tolist(), "correction": "holm", "alpha": alpha,
+            "clusters": resample.assign_ranks(adjusted, alpha)}
+
+
 def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: int = 0, paired: Optional[str] = None,
                   trials: Optional[int] = None, seed: Optional[int] = 12345, engine: Optional[Engine] = None,
-                  progress: Callable[[int], None] = lambda n: None) -> Tuple[List[Result], Dict[str, Any]]:
+                  progress: Callable[[int], None] = lambda n: None, pairwise: bool = False
+                  ) -> Tuple[List[Result], Dict[str, Any]]:
     """Score every system with every metric spec; returns results and the test description.
 
     ``confidence``: bootstrap resamples for 95 % intervals (0: none).  ``paired``: ``"bs"``, ``"ar"``
     or None, with the first system as baseline; systems with several runs use stratified AR.
-    ``trials`` defaults to sacrebleu's (1000 for bs, 10000 for ar).  When nothing is resampled only
-    summed stats come back from the engine.
+    ``trials`` defaults to sacrebleu's (1000 for bs, 10000 for ar).  ``pairwise``: also every pair of
+    systems by :func:`all_pairs` (under ``"pairwise"``, one entry per metric) on the bootstrap resamples,
+    of which there are then at least :func:`pairwise_resamples` (a system with several runs by the mean
+    over its runs).  When nothing is resampled only summed stats come back from the engine.
     """
+    if pairwise and len(systems) < 2:
+        raise UsageError("comparing every pair of systems needs at least two systems")
+    if pairwise:
+        confidence = max(confidence, pairwise_resamples(len(systems)))
     multi_run = any(len(s.runs) > 1 for s in systems)
     if paired and len(systems) < 2:
         raise UsageError("a paired test needs at least two systems (the first is the baseline)")
     test_type = ("stratified-ar" if multi_run else paired) if paired else None
     trials = (trials or (1000 if paired == "bs" else 10000)) if paired else trials
-    boot_n = confidence or (trials if paired == "bs" else 0) or (1000 if multi_run else 0)
+    boot_n = confidence or (trials if paired == "bs" else 0) or (1000 if multi_run or pairwise else 0)
     table = stats_table(systems, specs, engine or LocalEngine(), bool(boot_n or paired), progress)
     n = len(next(iter(table.values()))[0].rows or []) if table else 0
     counts = resample.bootstrap_counts(n, boot_n, seed) if boot_n and n else None
@@ -110,7 +140,8 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
             nrefs = {r.nrefs for r in runs}
             result = Result(system=system.name, metric=spec.name, score=float(np.mean(scores)) if multi_run else scores[0],
                             signature=extend_signature(metric.signature(nrefs.pop() if len(nrefs) == 1 else -1), **extra),
-                            baseline=bool(paired) and index == 0, runs=len(runs), run_scores=scores)
+                            baseline=bool(paired) and index == 0, runs=len(runs), run_scores=scores,
+                            higher_is_better=metric.higher_is_better)
             rows = resample.row_scorer(metric)
             mine = boots[(system.name, spec.name)] = \
                 [rows(counts @ r.matrix) for r in runs] if counts is not None else []
@@ -131,7 +162,11 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
                     result.p_value = resample.paired_bootstrap(metric.score(base[0].total), scores[0],
                                                                boots[(systems[0].name, spec.name)][0], mine[0])
             results.append(result)
-    return results, {"type": test_type, "trials": trials if paired else (confidence or None), "seed": seed}
+    test: Dict[str, Any] = {"type": test_type, "trials": trials if paired else (confidence or None), "seed": seed}
+    if pairwise:
+        test["pairwise"] = {spec.name: dict(all_pairs([r for r in results if r.metric == spec.name], [
+            np.mean(boots[(s.name, spec.name)], axis=0) for s in systems]), trials=boot_n) for spec in specs}
+    return results, test
 
 
 def sentence_scores(systems: Sequence[System], specs: Sequence[Any], engine: Optional[Engine] = None

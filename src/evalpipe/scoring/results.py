@@ -7,7 +7,10 @@ JSON schema (stable; documented in the README)::
      "results": [{"system": str, "metric": str, "score": float, "signature": str,
                   "ci": [low, high] | null, "mean": float | null, "p_value": float | null,
                   "baseline": bool, "runs": int, "run_scores": [float, ...],
-                  "sd_runs": float | null, "sd_bootstrap": float | null}, ...]}
+                  "sd_runs": float | null, "sd_bootstrap": float | null, "higher_is_better": bool}, ...],
+     "pairwise": {metric: {"systems": [str, ...] (best first), "scores": [float, ...],
+                           "p_values": [[float]], "adjusted": [[float]], "correction": "holm",
+                           "alpha": float, "clusters": [int, ...], "trials": int}} (with --all-pairs)}
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ class Result:
     run_scores: List[float] = field(default_factory=list)
     sd_runs: Optional[float] = None
     sd_bootstrap: Optional[float] = None
+    higher_is_better: bool = True
 
 
 def sentences_json(records: List[Dict[str, Any]]) -> str:
@@ -61,8 +65,9 @@ def to_tsv(results: List[Result]) -> str:
     return "\n".join(lines)
 
 
-def to_table(results: List[Result], width: int) -> str:
-    """An aligned table: one row per system, one column per metric, signatures underneath."""
+def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any]] = None) -> str:
+    """An aligned table: one row per system, one column per metric, signatures underneath (and, with
+    ``pairwise``, each metric's significance clusters)."""
     systems = list(dict.fromkeys(r.system for r in results))
     metrics = list(dict.fromkeys(r.metric for r in results))
     cell: Dict[tuple, Result] = {(r.system, r.metric): r for r in results}
@@ -83,4 +88,8 @@ def to_table(results: List[Result], width: int) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     out += [""] + [f"{m}: {cell[(systems[0], m)].signature}" for m in metrics]
+    for m, pairs in (pairwise or {}).items():
+        clusters = [[s for s, c in zip(pairs["systems"], pairs["clusters"]) if c == k] for k in sorted(set(pairs["clusters"]))]
+        out.append(f"{m} clusters (paired bootstrap, Holm-adjusted p <= {pairs['alpha']}), best first: "
+                   + " | ".join(" ".join(c) for c in clusters))
     return "\n".join(out)

@@ -1,0 +1,137 @@
+"""Self-contained HTML reports: one file, figures inline as SVG, no script, no network reference.
+
+:func:`corpus_report` turns the JSON document of ``score-corpus --format json --all-pairs`` (with
+``--confidence`` for intervals) into a page that answers "which systems are significantly better than
+which, and by how much": per metric, the systems in significance clusters with their scores and 95 %
+intervals, the matrix of Holm-adjusted paired bootstrap p-values, and the scores with their intervals
+side by side -- each figure with the metric's signature and the test's settings under it.
+"""
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Dict, List
+
+from evalpipe.errors import InputError, UsageError
+from evalpipe.report import figures
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1100px;
+       color: #222; padding: 0 1em; line-height: 1.4; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ccc; }
+.meta, .caption { color: #555; font-size: 0.9em; }
+.caption code, .meta code { font-size: 0.95em; background: #f3f3f3; padding: 0 0.25em; word-break: break-all; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
+th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e3e3e3; text-align: right; }
+th:first-child, td:first-child, td.system { text-align: left; }
+tr.cluster-start td { border-top: 2px solid #555; }
+figure { margin: 1em 0; page-break-inside: avoid; } figure svg { max-width: 100%; height: auto; }
+table.matrix { font-size: 0.72em; -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+table.matrix td { min-width: 2.3em; height: 1.7em; padding: 0 0.15em; text-align: center; border: 1px solid #fff; }
+table.matrix th { font-weight: normal; border: none; }
+table.matrix th.column { writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; padding: 0.4em 0; }
+table.matrix th.row { text-align: right; padding-right: 0.5em; }
+td.better { background: #8fd19e; } td.worse { background: #f2a3a3; } td.same { background: #f1f1f1; }
+table.matrix td.cut-top { border-top: 2px solid #222; } table.matrix td.cut-left { border-left: 2px solid #222; }
+@media print { body { margin: 0; max-width: none; } h2 { page-break-after: avoid; } }
+"""
+
+
+def _signature(doc: Dict[str, Any], metric: str) -> str:
+    return next(r["signature"] for r in doc["results"] if r["metric"] == metric)
+
+
+def _cluster_table(doc: Dict[str, Any], metric: str) -> str:
+    pairs = doc["pairwise"][metric]
+    rows = {r["system"]: r for r in figures.intervals(doc, metric)}
+    names = figures.short_names(pairs["systems"])
+    lines = ['<table><tr><th>cluster</th><th style="text-align: left">system</th><th>score</th><th>95 % interval</th>'
+             "<th>significantly better than</th></tr>"]
+    for k, (system, cluster) in enumerate(zip(pairs["systems"], pairs["clusters"])):
+        row = rows[system]
+        beaten = [s for j, s in enumerate(pairs["systems"]) if j > k and pairs["adjusted"][k][j] <= pairs["alpha"]]
+        interval = f"[{row['low']:.2f}, {row['high']:.2f}]" if row["low"] != row["high"] else "—"
+        start = ' class="cluster-start"' if k and cluster != pairs["clusters"][k - 1] else ""
+        lines.append(f"<tr{start}><td>{cluster}</td><td class=\"system\" title=\"{escape(system)}\">{escape(names[system])}</td>"
+                     f"<td>{row['score']:.2f}</td><td>{interval}</td><td>{len(beaten)} of {len(pairs['systems']) - 1}</td></tr>")
+    return "\n".join(lines + ["</table>"])
+
+
+RESULT_KEYS = ("system", "metric", "score", "signature", "ci")
+PAIRWISE_KEYS = ("systems", "scores", "adjusted", "alpha", "clusters", "trials")
+
+
+def _check(doc: Dict[str, Any]) -> None:
+    """A document a report can be drawn from, or an error saying what is missing."""
+    results = doc.get("results") if isinstance(doc, dict) else None
+    if not isinstance(results, list) or not results:
+        raise InputError("expected a score-corpus JSON document with a non-empty \"results\" list")
+    for i, result in enumerate(results, 1):
+        missing = [k for k in RESULT_KEYS if not isinstance(result, dict) or k not in result]
+        if missing:
+            raise InputError(f"result {i}: expected the keys {', '.join(RESULT_KEYS)}; missing {', '.join(missing)}")
+    if not doc.get("pairwise"):
+        raise UsageError("a report needs the pairwise comparison of systems: score with --all-pairs (--report "
+                         "implies it) and at least two systems")
+    for metric in figures.metrics_of(doc):
+        pairs = doc["pairwise"].get(metric)
+        missing = PAIRWISE_KEYS if not isinstance(pairs, dict) else [k for k in PAIRWISE_KEYS if k not in pairs]
+        if missing:
+            raise InputError(f"pairwise results of {metric}: expected the keys {', '.join(PAIRWISE_KEYS)}; "
+                             f"missing {', '.join(missing)}")
+
+
+def significance_matrix(doc: Dict[str, Any], metric: str) -> str:
+    """One metric's systems x systems table of Holm-adjusted paired bootstrap p-values, best first: green
+    where the row system is significantly better than the column system, red where worse; thick lines
+    between significance clusters; each cell's title gives both systems and the raw and adjusted p."""
+    pairs = doc["pairwise"][metric]
+    systems, clusters, alpha = pairs["systems"], pairs["clusters"], pairs["alpha"]
+    names = figures.short_names(systems)
+    lines = ['<table class="matrix"><tr><th></th>' +
+             "".join(f'<th class="column">{escape(names[s])}</th>' for s in systems) + "</tr>"]
+    for i, row in enumerate(systems):
+        cells = []
+        for j, column in enumerate(systems):
+            p, raw = pairs["adjusted"][i][j], pairs["p_values"][i][j]
+            kind = "self" if i == j else "same" if p > alpha else "better" if i < j else "worse"
+            cut = " cut-top" * (i > 0 and clusters[i] != clusters[i - 1]) + \
+                " cut-left" * (j > 0 and clusters[j] != clusters[j - 1])
+            title = "" if i == j else (f' title="{escape(names[row])} vs {escape(names[column])}: adjusted p = '
+                                       f'{p:.4g} (unadjusted {raw:.4g})"')
+            shown = "" if i == j else f"{p:.2f}".lstrip("0") if p < 1 else "1"
+            cells.append(f'<td class="{kind}{cut}"{title}>{shown}</td>')
+        lines.append(f'<tr><th class="row">{escape(names[row])}</th>{"".join(cells)}</tr>')
+    return "\n".join(lines + ["</table>"])
+
+
+def corpus_report(doc: Dict[str, Any], title: str = "evalpipe: corpus scores") -> str:
+    """The HTML page of a score-corpus JSON document with pairwise results (see the module docstring)."""
+    _check(doc)
+    test = doc.get("test") or {}
+    parts: List[str] = [f"<h1>{escape(title)}</h1>",
+                        f"<p class=\"meta\">{len({r['system'] for r in doc['results']})} systems, "
+                        f"{doc.get('segments') or '?'} segments, references: "
+                        f"{escape(', '.join(doc.get('references') or [])) or '—'}; evalpipe {escape(doc.get('evalpipe_version', ''))}</p>"]
+    for metric in figures.metrics_of(doc):
+        pairs = doc["pairwise"][metric]
+        parts += [f"<h2>{escape(metric)}: which systems are significantly better</h2>",
+                  f"<p class=\"caption\">Systems best first, grouped in significance clusters: a system starts a new "
+                  f"cluster when a better system of the current cluster differs from it significantly. Paired bootstrap "
+                  f"resampling ({pairs['trials']} resamples, seed {escape(str(test.get('seed')))}) between every pair of "
+                  f"systems; p-values adjusted for the {len(pairs['systems']) * (len(pairs['systems']) - 1) // 2} "
+                  f"comparisons by Holm's method, significant at adjusted p &le; {pairs['alpha']}.</p>",
+                  _cluster_table(doc, metric),
+                  "<figure>" + significance_matrix(doc, metric) +
+                  f"<figcaption class=\"caption\">Row against column. Green: the row system is significantly better "
+                  f"than the column system; red: worse; grey: no significant difference. Numbers: Holm-adjusted "
+                  f"p-values (hover for the unadjusted ones). Thick lines: cluster boundaries.<br>Signature: "
+                  f"<code>{escape(_signature(doc, metric))}</code></figcaption></figure>"]
+    signatures = "".join(f"<br>{escape(m)}: <code>{escape(_signature(doc, m))}</code>" for m in figures.metrics_of(doc))
+    parts += ["<h2>Scores with 95 % bootstrap intervals</h2>",
+              "<figure>" + figures.render(figures.interval_figure(doc)) +
+              f"<figcaption class=\"caption\">Each system's score and its 95 % bootstrap interval "
+              f"({escape(str(test.get('trials') or 'no'))} resamples), best first per metric.{signatures}"
+              f"</figcaption></figure>"]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>\n" + "\n".join(parts) +
+            "\n</body></html>\n")

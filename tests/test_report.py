@@ -1,0 +1,190 @@
+"""All-pairs significance and the HTML report: the numbers behind every figure, and a page that is
+valid, self-contained HTML.  Holm's adjustment is checked against statsmodels, the pairwise p-values
+against the baseline paired bootstrap (itself checked against sacrebleu in test_score_corpus)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from conftest import NEWS, child_env, script
+from evalpipe.cli import main
+from evalpipe.inputs import TextPairs
+from evalpipe.registry import metric_specs
+from evalpipe.scoring import System, score_systems
+from evalpipe.sufficient_stats import resample
+
+pytest.importorskip("matplotlib")
+REF = str(NEWS / "references" / "en-de.refA.txt")
+SYSTEMS = sorted(str(p) for p in (NEWS / "system-outputs" / "en-de").glob("*.txt") if not p.stem.startswith("ref"))
+
+
+@pytest.fixture(scope="module")
+def scored(news):
+    refs = news["en-de.refs"][:1]
+    systems = [System(Path(p).stem, [TextPairs(Path(p).read_text(encoding="utf-8").splitlines(), refs)])
+               for p in SYSTEMS[:5]]
+    specs = metric_specs(["bleu", "ter"])
+    return systems, score_systems(systems, specs, confidence=1000, paired="bs", pairwise=True)
+
+
+def test_pairwise_p_values_equal_the_baseline_paired_bootstrap(scored):
+    systems, (results, test) = scored
+    for metric in ("bleu", "ter"):
+        pairs = test["pairwise"][metric]
+        index = {s: i for i, s in enumerate(pairs["systems"])}
+        base = index[systems[0].name]
+        for r in results:
+            if r.metric == metric and not r.baseline:
+                assert pairs["p_values"][base][index[r.system]] == r.p_value
+
+
+def test_systems_best_first_in_each_metrics_direction(scored):
+    _, (results, test) = scored
+    for metric, sign in (("bleu", -1), ("ter", 1)):
+        pairs = test["pairwise"][metric]
+        by_system = {r.system: r.score for r in results if r.metric == metric}
+        assert pairs["scores"] == [by_system[s] for s in pairs["systems"]]
+        assert pairs["scores"] == sorted(pairs["scores"], key=lambda v: sign * v)
+
+
+def test_holm_equals_statsmodels(scored):
+    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    _, (_, test) = scored
+    raw = np.array(test["pairwise"]["bleu"]["p_values"])
+    upper = np.triu_indices(len(raw), 1)
+    expected = multitest.multipletests(raw[upper], method="holm")[1]
+    assert np.allclose(np.array(test["pairwise"]["bleu"]["adjusted"])[upper], expected, rtol=0, atol=1e-15)
+    random = np.random.default_rng(3).uniform(0, 0.2, size=(9, 9))
+    random = np.triu(random, 1) + np.triu(random, 1).T + np.eye(9)
+    upper = np.triu_indices(9, 1)
+    assert np.allclose(resample.holm(random)[upper], multitest.multipletests(random[upper], method="holm")[1],
+                       rtol=0, atol=1e-15)
+
+
+def test_clusters_follow_the_documented_rule(scored):
+    _, (_, test) = scored
+    for pairs in test["pairwise"].values():
+        adjusted, clusters, alpha = np.array(pairs["adjusted"]), pairs["clusters"], pairs["alpha"]
+        start = 0
+        for i in range(len(clusters)):
+            new = bool((adjusted[start:i, i] <= alpha).any())
+            assert clusters[i] == (clusters[i - 1] + 1 if new else clusters[i - 1] if i else 1)
+            start = i if new else start
+
+
+class _Page(HTMLParser):
+    """Collects tags and attributes; fails on unbalanced structure elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags, self.attributes, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attributes += [(tag, k, v or "") for k, v in attrs]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _report(tmp_path, *extra):
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "-m", "bleu", "-m", "chrf", "--report", str(out),
+                                       "-f", "json", "-q", *extra, *SYSTEMS])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output), out.read_text(encoding="utf-8")
+
+
+def test_report_is_self_contained_html_with_the_json_numbers(tmp_path):
+    doc, html = _report(tmp_path)
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    page = _Page()
+    page.feed(html)
+    page.close()
+    assert {"script", "link", "img", "iframe", "object", "embed"}.isdisjoint(page.tags)
+    external = [(t, k, v) for t, k, v in page.attributes
+                if k in ("src", "href", "xlink:href") and not v.startswith("#")]
+    assert not external, external
+    assert not re.search(r"url\((?!#)", html) and "@import" not in html  # only references inside the page
+    assert page.tags.count("svg") == 1 and html.count('<table class="matrix">') == len(doc["pairwise"])
+    text = " ".join(page.text)
+    for metric, pairs in doc["pairwise"].items():
+        assert pairs["correction"] == "holm" and "Holm" in text
+        assert pairs["systems"] == [r["system"] for r in sorted(
+            (r for r in doc["results"] if r["metric"] == metric), key=lambda r: -r["score"])]
+        for system, score in zip(pairs["systems"], pairs["scores"]):
+            row = next(r for r in doc["results"] if r["metric"] == metric and r["system"] == system)
+            assert f"{score:.2f}" in text and f"[{row['ci'][0]:.2f}, {row['ci'][1]:.2f}]" in text
+        assert next(r["signature"] for r in doc["results"] if r["metric"] == metric) in text
+        matrix = html.split("<h2>")[1 + list(doc["pairwise"]).index(metric)]
+        adjusted = np.array(pairs["adjusted"])
+        significant = int(np.sum(np.triu(adjusted <= pairs["alpha"], 1)))
+        assert matrix.count('class="better') == matrix.count('class="worse') == significant
+        cells = re.findall(r'<td class="(?:same|better|worse)[^"]*" title="[^"]*">([^<]*)</td>', matrix)
+        assert cells == [f"{p:.2f}".lstrip("0") if p < 1 else "1" for i, row in enumerate(adjusted)
+                         for j, p in enumerate(row) if i != j]
+
+
+def test_report_command_on_saved_json_gives_the_same_page(tmp_path):
+    doc, html = _report(tmp_path)
+    saved = tmp_path / "scores.json"
+    saved.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "again.html"
+    completed = subprocess.run([script("evalpipe"), "report", str(saved), "-o", str(out)], capture_output=True,
+                               text=True, env=child_env(), timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    assert out.read_text(encoding="utf-8") == html
+
+
+@pytest.mark.parametrize("suffix, magic", [("svg", b"<?xml"), ("png", b"\x89PNG"), ("pdf", b"%PDF")])
+def test_plot_formats(tmp_path, suffix, magic):
+    plot = tmp_path / f"scores.{suffix}"
+    result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--plot", str(plot), "-q", *SYSTEMS[:3]])
+    assert result.exit_code == 0, result.output
+    assert plot.read_bytes().startswith(magic)
+
+
+def test_table_shows_clusters():
+    result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--all-pairs", "-q", *SYSTEMS[:4]])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("bleu clusters"))
+    assert "Holm" in line and all(Path(p).stem in line for p in SYSTEMS[:4])
+
+
+def test_errors_name_what_is_wrong(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"results": [{"system": "a"}]}', encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
+    assert result.exit_code == 1 and "missing metric, score, signature, ci" in result.output
+    bad.write_text("not json", encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
+    assert result.exit_code == 1 and "expected the JSON that score-corpus" in result.output
+    result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--plot", str(tmp_path / "x.gif"), "-q", SYSTEMS[0]])
+    assert result.exit_code == 2 and ".svg, .png, .pdf" in result.output
+    result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--report", str(tmp_path / "x.html"), "-q", SYSTEMS[0]])
+    assert result.exit_code == 2 and "at least two systems" in result.output
+
+
+def test_missing_extra_names_it(tmp_path):
+    code = ("import sys; sys.modules['matplotlib'] = None; from evalpipe.cli import main; "
+            f"main(['score-corpus', '-r', {REF!r}, '--report', {str(tmp_path / 'r.html')!r}, {SYSTEMS[0]!r}])")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(),
+                               timeout=120)
+    assert completed.returncode == 2
+    assert "pip install 'evalpipe[report]'" in completed.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_report_is_deterministic(tmp_path):
+    _, first = _report(tmp_path)
+    _, second = _report(tmp_path)
+    assert first == second
+    assert not re.search(r"\d{4}-\d\d-\d\dT", first)  # no timestamp in the figures
