@@ -166,7 +166,10 @@ def test_errors_name_what_is_wrong(tmp_path):
     assert result.exit_code == 1 and "missing metric, score, signature, ci" in result.output
     bad.write_text("not json", encoding="utf-8")
     result = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
-    assert result.exit_code == 1 and "expected the JSON that score-corpus" in result.output
+    assert result.exit_code == 1 and "expected JSON written by evalpipe" in result.output
+    bad.write_text('{"x": 1}', encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
+    assert result.exit_code == 1 and "expected the JSON of score-corpus, meta-eval matrix or simul" in result.output
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--plot", str(tmp_path / "x.gif"), "-q", SYSTEMS[0]])
     assert result.exit_code == 2 and ".svg, .png, .pdf" in result.output
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--report", str(tmp_path / "x.html"), "-q", SYSTEMS[0]])
@@ -188,3 +191,67 @@ def test_report_is_deterministic(tmp_path):
     _, second = _report(tmp_path)
     assert first == second
     assert not re.search(r"\d{4}-\d\d-\d\dT", first)  # no timestamp in the figures
+
+
+def _meta_doc(tmp_path):
+    out = tmp_path / "meta.html"
+    result = CliRunner().invoke(main, ["meta-eval", "matrix", "--root", str(NEWS.parent), "--test-set", "wmt21.news",
+                                       "--lp", "en-de", "-k", "50", "--seed", "1", "-f", "json", "--report", str(out)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output), out.read_text(encoding="utf-8")
+
+
+def test_meta_report_figures_show_the_json(tmp_path):
+    from evalpipe.meta.correlation import average_correlation
+    from evalpipe.meta.evalset import EvalSet
+    from evalpipe.report import figures
+
+    doc, html = _meta_doc(tmp_path)
+    evs = EvalSet(str(NEWS.parent), "wmt21.news", "en-de")
+    gold = evs.Scores("sys", "mqm")
+    assert doc["human_scores"] == [gold[s][0] for s in doc["systems"]]
+    for name, corr in zip(doc["metrics"], doc["correlations"]):
+        assert doc["metric_scores"][name] == [evs.Scores("sys", name)[s][0] for s in doc["systems"]]
+        assert corr == average_correlation(doc["human_scores"], doc["metric_scores"][name], len(doc["systems"]))[0]
+    bars = figures.correlation_figure(doc).axes[0].patches
+    assert [b.get_width() for b in bars] == doc["correlations"]
+    panels = figures.scatter_figure(doc).axes
+    for ax, name in zip(panels, doc["metrics"]):
+        points = ax.collections[0].get_offsets().tolist()
+        assert points == [[m, h] for m, h in zip(doc["metric_scores"][name], doc["human_scores"]) if h is not None]
+    assert html.count("<svg") == 2 and html.count('<table class="matrix">') == 1
+    cells = re.findall(r'title="[^"]*: p = [^"]*">([^<]*)</td>', html)
+    n = len(doc["metrics"])
+    assert cells == [f"{doc['matrix'][i][j]:.2f}" for i in range(n) for j in range(i + 1, n)]
+
+
+def test_simul_report_of_several_runs(tmp_path):
+    from evalpipe.report import figures
+
+    runs = {}
+    for k in (1, 3):
+        out = tmp_path / f"wait{k}.json"
+        result = CliRunner().invoke(main, ["simul", "run", "--agent-option", f"k={k}", "-f", "json",
+                                           "--output", str(tmp_path / f"out{k}")])
+        assert result.exit_code == 0, result.output
+        out.write_text(result.output, encoding="utf-8")
+        runs[f"wait{k}"] = json.loads(result.output)
+    html_file = tmp_path / "simul.html"
+    completed = subprocess.run([script("evalpipe"), "report", str(tmp_path / "wait1.json"), str(tmp_path / "wait3.json"),
+                                "--instances", str(tmp_path / "out3" / "instances.log"), "--sentence", "2",
+                                "-o", str(html_file)], capture_output=True, text=True, env=child_env(), timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    html = html_file.read_text(encoding="utf-8")
+    assert html.count("<svg") == 2 and "Sentence 2" in html
+    for label, run in runs.items():
+        assert f"<td>{run['AL']:.2f}</td>" in html and f"<td>{run['BLEU']:.2f}</td>" in html
+    lines = figures.quality_latency_figure(runs).axes[0].lines[0]
+    assert lines.get_xdata().tolist() == [runs["wait1"]["AL"], runs["wait3"]["AL"]]
+    assert lines.get_ydata().tolist() == [runs["wait1"]["BLEU"], runs["wait3"]["BLEU"]]
+    record = json.loads((tmp_path / "out3" / "instances.log").read_text(encoding="utf-8").splitlines()[2])
+    step = figures.staircase_figure(record).axes[0].lines[0]
+    assert step.get_xdata().tolist()[1:] == record["delays"]
+    completed = subprocess.run([script("evalpipe"), "report", str(tmp_path / "wait1.json"), "--instances",
+                                str(tmp_path / "out3" / "instances.log"), "--sentence", "999", "-o", str(html_file)],
+                               capture_output=True, text=True, env=child_env(), timeout=300)
+    assert completed.returncode == 2 and "--sentence: expected 0 to 199, got 999" in completed.stderr

@@ -8,6 +8,7 @@ from typing import Dict, List
 import click
 
 from evalpipe.cli.base import Group, stacked
+from evalpipe.corpus import write_atomically
 from evalpipe.errors import UsageError
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
 from evalpipe.meta.evalset import LEVELS, EvalSet, list_sets, parse_score_lines, read_score_file
@@ -194,10 +195,20 @@ def compare_command(root, test_set, lp, human, level, average, statistic, varian
 @click.option("--seed", type=int, default=None)
 @click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True)
 @click.option("--threshold", type=float, default=0.05, show_default=True)
+@click.option("--report", "report_file", type=click.Path(dir_okay=False),
+              help="also write a self-contained HTML report (extra evalpipe[report])")
 def matrix_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, metrics, trials, seed,
-                   mode, threshold):
-    """Rank metrics by correlation with significance clusters (MTME's --matrix)."""
+                   mode, threshold, report_file):
+    """Rank metrics by correlation with significance clusters (MTME's --matrix).
+
+    The JSON holds the ranking, the p-value matrix and the settings; at the system level also every
+    system's human and metric scores (what a report's scatter plots show)."""
     from evalpipe.meta.significance import significance_matrix
+
+    if report_file:
+        from evalpipe.report import page
+
+        page.figures.pyplot()  # a missing extra fails before the tests run
 
     evs = EvalSet(root, test_set, lp)
     level = level or "sys"
@@ -208,6 +219,13 @@ def matrix_command(root, test_set, lp, human, level, average, statistic, variant
     vectors = {n: [v for s in systems for v in t[s]] for n, t in tables.items()}
     result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
                                  threshold=threshold, **_stat_options(statistic, variant, epsilon))
+    result.update(test_set=test_set, lp=lp, human=human, level=level, statistic=statistic, average_by=average,
+                  threshold=threshold, trials=trials, systems=systems,
+                  **({"human_scores": gold, "metric_scores": vectors} if level == "sys" else {}))
+    if statistic == "kendall":
+        result["variant"] = variant
+    if report_file:
+        write_atomically(report_file, page.meta_report(result))
     rows = zip(result["ranks"], result["metrics"], result["correlations"])
     click.echo(json.dumps(result, indent=1) if fmt == "json" else
                "\n".join(f"{rank:>3}  {name:<30} {corr:.4f}" for rank, name, corr in rows))

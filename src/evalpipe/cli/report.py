@@ -1,4 +1,10 @@
-"""``evalpipe report``: an HTML report (or one plot) from the JSON that ``score-corpus`` wrote."""
+"""``evalpipe report``: an HTML report (or one plot) from the JSON that evalpipe's commands wrote.
+
+One ``score-corpus --format json`` document (with ``--all-pairs``), one ``meta-eval matrix --format json``
+document, or the ``simul run|evaluate --format json`` documents of one or more simultaneous runs (one
+point each on the quality-latency plot, labelled by file name; ``--instances`` adds one sentence's delay
+staircase from a SimulEval ``instances.log``).
+"""
 from __future__ import annotations
 
 import json
@@ -11,26 +17,70 @@ from evalpipe.corpus import write_atomically
 from evalpipe.errors import InputError, UsageError
 
 
+def _kind(doc, path: str) -> str:
+    if isinstance(doc, dict) and "results" in doc:
+        return "corpus"
+    if isinstance(doc, dict) and "matrix" in doc and "metrics" in doc:
+        return "meta"
+    if isinstance(doc, dict) and "AL" in doc and "BLEU" in doc:
+        return "simul"
+    raise InputError("expected the JSON of score-corpus, meta-eval matrix or simul (--format json)", path)
+
+
+def _records(path: str) -> list:
+    """The JSON objects of a SimulEval ``instances.log``; a bad line is an error naming it."""
+    from evalpipe.corpus import decoded, open_binary
+
+    records = []
+    with open_binary(path) as handle:
+        for number, line in enumerate(decoded(handle, path), 1):
+            try:
+                records += [json.loads(line)] if line.strip() else []
+            except json.JSONDecodeError as exc:
+                raise InputError(f"expected a JSON object, {exc}", path, number) from None
+    return records
+
+
 @click.command("report", cls=Command)
-@click.argument("json_file", type=click.Path(dir_okay=False, exists=True))
+@click.argument("json_files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="the HTML file to write")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
-              help="also write the scores with their 95%% intervals as FILE.svg, .png or .pdf")
-@click.option("--title", default="evalpipe: corpus scores", show_default=True)
-def report(json_file, output, plot_file, title) -> None:
-    """Write a self-contained HTML report of JSON_FILE (`score-corpus --format json --all-pairs` output)."""
+              help="also write the main figure (score-corpus: scores with 95%% intervals) as .svg, .png or .pdf")
+@click.option("--instances", type=click.Path(dir_okay=False, exists=True),
+              help="simul: a SimulEval instances.log, for one sentence's delay staircase")
+@click.option("--sentence", type=click.IntRange(min=0), default=0, show_default=True, help="simul: that sentence")
+@click.option("--title", default=None, help="the page title")
+def report(json_files, output, plot_file, instances, sentence, title) -> None:
+    """Write a self-contained HTML report of JSON_FILES (see `evalpipe report --help`)."""
     from evalpipe.report import figures, page
 
     if plot_file and Path(plot_file).suffix.lstrip(".").lower() not in figures.FORMATS:
         raise UsageError(f"--plot: expected a file ending in .{', .'.join(figures.FORMATS)}, got {plot_file!r}")
-    try:
-        doc = json.loads(Path(json_file).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"expected the JSON that score-corpus --format json writes: {exc}", json_file) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise InputError("expected the JSON that score-corpus --format json writes (an object with \"results\")",
-                         json_file)
-    write_atomically(output, page.corpus_report(doc, title))
+    docs = {}
+    for path in json_files:
+        try:
+            docs[path] = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"expected JSON written by evalpipe: {exc}", path) from None
+    kinds = {_kind(doc, path) for path, doc in docs.items()}
+    if len(kinds) > 1 or (kinds != {"simul"} and len(docs) > 1):
+        raise UsageError("expected one score-corpus or meta-eval document, or simul documents only; got "
+                         + ", ".join(f"{p} ({_kind(d, p)})" for p, d in docs.items()))
+    kind, main_figure = kinds.pop(), None
+    if kind == "corpus":
+        (doc,) = docs.values()
+        html, main_figure = page.corpus_report(doc, title or "evalpipe: corpus scores"), figures.interval_figure
+    elif kind == "meta":
+        (doc,) = docs.values()
+        html, main_figure = page.meta_report(doc, title or "evalpipe: metrics against human judgments"), \
+            figures.correlation_figure
+    else:
+        stems = [Path(p).stem for p in docs]
+        runs = {(Path(p).stem if stems.count(Path(p).stem) == 1 else p): d for p, d in docs.items()}
+        records = _records(instances) if instances else None
+        html = page.simul_report(runs, records, sentence, title or "evalpipe: simultaneous translation")
+        doc, main_figure = runs, figures.quality_latency_figure
+    write_atomically(output, html)
     if plot_file:
-        figures.render(figures.interval_figure(doc), Path(plot_file).suffix.lstrip(".").lower(), plot_file)
+        figures.render(main_figure(doc), Path(plot_file).suffix.lstrip(".").lower(), plot_file)
     click.echo(output)

@@ -32,7 +32,19 @@ def _evaluator(src_file, tgt_file, wav_list, convention, tokenize, output):
     return Evaluator(corpus, convention=convention, tokenize=tokenize, output=output)
 
 
-def _print(scores, fmt):
+def _print(scores, fmt, report_file=None, output=None):
+    """Print the scores; with ``report_file`` also write an HTML report (with the first sentence's delay
+    staircase when ``output`` holds the run's instances.log)."""
+    if report_file:
+        from pathlib import Path
+
+        from evalpipe.cli.report import _records
+        from evalpipe.corpus import write_atomically
+        from evalpipe.report import page
+
+        log = Path(output or "", "instances.log")
+        records = _records(str(log)) if output and log.exists() else None
+        write_atomically(report_file, page.simul_report({"run": scores}, records))
     if fmt == "json":
         click.echo(json.dumps(scores, indent=1))
     else:
@@ -50,6 +62,18 @@ with_data = stacked([
     click.option("--tokenize", default="13a", show_default=True, help="sacrebleu tokenizer for BLEU"),
     click.option("--output", type=click.Path(file_okay=False), help="write instances.log, metrics.tsv, scores.json"),
 ])
+
+
+report_option = click.option("--report", "report_file", type=click.Path(dir_okay=False),
+                             help="also write an HTML report (quality and latency; the delay staircase of sentence 0 "
+                                  "with --output); several runs: evalpipe report RUN.json ...")
+
+
+def _check_report(report_file) -> None:
+    if report_file:
+        from evalpipe.report import figures
+
+        figures.pyplot()  # a missing extra fails before the run
 
 
 @click.group("simul", cls=Group)
@@ -85,12 +109,14 @@ def serve_command(src_file, tgt_file, wav_list, convention, tokenize, output, ho
 @click.option("--port", type=int, default=12321, show_default=True)
 @click.option("--num-threads", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def evaluate_command(agent, agent_options, host, port, num_threads, fmt) -> None:
+@report_option
+def evaluate_command(agent, agent_options, host, port, num_threads, fmt, report_file) -> None:
     """Run AGENT against a running server and print the scores."""
     from evalpipe.simul.driver import evaluate
 
     factory = _agent_factory(agent, agent_options)
-    _print(evaluate(factory, f"http://{host}:{port}", num_threads), fmt)
+    _check_report(report_file)
+    _print(evaluate(factory, f"http://{host}:{port}", num_threads), fmt, report_file)
 
 
 @simul_group.command("run")
@@ -99,7 +125,9 @@ def evaluate_command(agent, agent_options, host, port, num_threads, fmt) -> None
 @click.option("--agent-option", "agent_options", multiple=True, metavar="KEY=VALUE")
 @click.option("--num-threads", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def run_command(src_file, tgt_file, wav_list, convention, tokenize, output, agent, agent_options, num_threads, fmt):
+@report_option
+def run_command(src_file, tgt_file, wav_list, convention, tokenize, output, agent, agent_options, num_threads, fmt,
+                report_file):
     """Start a server on a free local port, run the agent, print the scores.
 
     Without --src-file/--tgt-file it runs the shipped demo (200 WMT21 en-de sentences) with the
@@ -109,6 +137,7 @@ def run_command(src_file, tgt_file, wav_list, convention, tokenize, output, agen
     from evalpipe.simul.server import make_server
 
     factory = _agent_factory(agent, agent_options)
+    _check_report(report_file)
     if not tgt_file:
         demo = resources.files("evalpipe").joinpath("demo")
         src_file, tgt_file = str(demo / "newstest.src.en"), str(demo / "newstest.ref.de")
@@ -116,7 +145,7 @@ def run_command(src_file, tgt_file, wav_list, convention, tokenize, output, agen
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        _print(evaluate(factory, f"http://127.0.0.1:{server.server_port}", num_threads), fmt)
+        _print(evaluate(factory, f"http://127.0.0.1:{server.server_port}", num_threads), fmt, report_file, output)
     finally:
         server.shutdown()
         server.server_close()

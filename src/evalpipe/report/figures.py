@@ -1,11 +1,15 @@
 """The figures of a corpus-scoring report, drawn with matplotlib (``pip install 'evalpipe[report]'``).
 
-Each figure is built from the JSON document ``score-corpus --format json`` writes (see
-:mod:`evalpipe.scoring.results`), never from anything else, so what a figure shows is what the JSON
-says:
+Each figure is built from the JSON a command writes (``score-corpus``, ``meta-eval matrix``, ``simul``;
+SimulEval instance records for the staircase), never from anything else, so what a figure shows is what
+the JSON says:
 
 * :func:`interval_figure` -- one panel per metric, the systems best first (the metric's own direction:
   lower is better for TER and latency), each score with its 95 % bootstrap interval;
+* :func:`correlation_figure` and :func:`scatter_figure` -- meta-evaluation (``meta-eval matrix`` JSON):
+  each metric's correlation with its significance cluster, and human against metric scores per system;
+* :func:`quality_latency_figure` and :func:`staircase_figure` -- simultaneous runs (``simul`` JSON):
+  quality against latency per run, and one sentence's target words against the source read.
 
 :func:`render` turns a figure into SVG text (for inline HTML) or writes it as PNG, SVG or PDF.  (The
 significance matrix is an HTML table, :func:`evalpipe.report.page.significance_matrix`: a table of
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from evalpipe.errors import UsageError
 
@@ -81,6 +85,88 @@ def interval_figure(doc: Dict[str, Any]) -> Any:
         ax.set_title(metric)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)
+    return fig
+
+
+def correlation_figure(doc: Dict[str, Any]) -> Any:
+    """Meta-evaluation: each metric's correlation with the human scores, best first, coloured by
+    significance cluster (``meta-eval matrix`` JSON: ``metrics``, ``correlations``, ``ranks``)."""
+    plt = pyplot()
+    names, values, ranks = doc["metrics"], doc["correlations"], doc["ranks"]
+    palette = ["#1f5f99", "#6a9fd0", "#a9c8e8", "#d2e2f2"]
+    labels = 0.2 + 0.075 * max(map(len, names))
+    height = 0.9 + 0.26 * len(names)
+    fig, ax = plt.subplots(figsize=(4.2 + labels, height))
+    fig.subplots_adjust(left=labels / (4.2 + labels), right=0.95, bottom=0.5 / height, top=1 - 0.35 / height)
+    y = list(range(len(names)))[::-1]
+    ax.barh(y, values, color=[palette[min(r - 1, len(palette) - 1)] for r in ranks])
+    for yy, value, rank in zip(y, values, ranks):
+        ax.text(value, yy, f" {value:.3f} ({rank})", va="center", fontsize=7.5)
+    ax.set_yticks(y, names)
+    ax.set_xlabel(f"{doc.get('statistic', 'correlation')} with {doc.get('human', 'human')} ({doc.get('level', '')} level)")
+    ax.set_xlim(min(0.0, min(values)), max(values) * 1.25 if max(values) > 0 else 1.0)
+    ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    return fig
+
+
+def scatter_figure(doc: Dict[str, Any]) -> Any:
+    """Meta-evaluation at the system level: one panel per metric, human score against metric score, one
+    point per system (systems without a human score left out), with the correlation in the title."""
+    plt = pyplot()
+    names = doc["metrics"]
+    columns = min(4, len(names))
+    rows = -(-len(names) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(2.9 * columns, 2.6 * rows), squeeze=False)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.12 / rows, top=1 - 0.3 / rows, hspace=0.55, wspace=0.35)
+    human = doc["human_scores"]
+    for ax, name, corr in zip(axes.flat, names, doc["correlations"]):
+        pairs = [(m, h) for m, h in zip(doc["metric_scores"][name], human) if h is not None]
+        ax.scatter([m for m, _ in pairs], [h for _, h in pairs], s=14, color="#1f5f99")
+        ax.set_title(f"{name}\n{doc.get('statistic', 'r')} = {corr:.3f}", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(color="#eeeeee", linewidth=0.6)
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_visible(False)
+    fig.supylabel(f"human ({doc.get('human', '')})", fontsize=8)
+    return fig
+
+
+def quality_latency_figure(runs: Dict[str, Dict[str, Any]], quality: str = "BLEU",
+                           latencies: Sequence[str] = ("AL", "LAAL")) -> Any:
+    """Simultaneous runs: quality against each latency metric, one labelled point per run."""
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(latencies), figsize=(4.2 * len(latencies), 3.4), squeeze=False)
+    fig.subplots_adjust(left=0.08, right=0.97, bottom=0.15, top=0.9, wspace=0.3)
+    for ax, latency in zip(axes[0], latencies):
+        shown = [(label, run[latency], run[quality]) for label, run in runs.items() if run.get(latency) is not None]
+        ax.plot([x for _, x, _ in sorted(shown, key=lambda t: t[1])], [y for _, _, y in sorted(shown, key=lambda t: t[1])],
+                "o-", color="#1f5f99", markersize=5, linewidth=1)
+        for label, x, y in shown:
+            ax.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7.5)
+        ax.set_xlabel(f"{latency} (lower is better)")
+        ax.set_ylabel(quality)
+        ax.grid(color="#eeeeee", linewidth=0.6)
+    return fig
+
+
+def staircase_figure(instance: Dict[str, Any]) -> Any:
+    """One sentence of a simultaneous run: target words written (y) against source read (x), as a
+    staircase; the words are the y labels when there are few enough."""
+    plt = pyplot()
+    delays = list(instance["delays"])
+    words = str(instance.get("prediction", "")).split()
+    height = max(2.8, 0.9 + 0.2 * min(len(delays), 40))
+    fig, ax = plt.subplots(figsize=(6.4, height))
+    fig.subplots_adjust(left=0.22, right=0.97, bottom=0.5 / height + 0.05, top=1 - 0.35 / height)
+    ax.step([0] + delays, range(len(delays) + 1), where="post", color="#1f5f99")
+    ax.plot(delays, range(1, len(delays) + 1), "o", color="#1f5f99", markersize=3)
+    if len(words) == len(delays) and len(words) <= 40:
+        ax.set_yticks(range(1, len(words) + 1), words, fontsize=7)
+    ax.set_xlabel(f"source read (of {instance.get('source_length')})")
+    ax.set_ylabel("target words written")
+    ax.set_title(f"sentence {instance.get('index', '')}", fontsize=9)
+    ax.grid(color="#eeeeee", linewidth=0.6)
     return fig
 
 

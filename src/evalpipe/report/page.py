@@ -1,15 +1,19 @@
 """Self-contained HTML reports: one file, figures inline as SVG, no script, no network reference.
 
-:func:`corpus_report` turns the JSON document of ``score-corpus --format json --all-pairs`` (with
-``--confidence`` for intervals) into a page that answers "which systems are significantly better than
-which, and by how much": per metric, the systems in significance clusters with their scores and 95 %
-intervals, the matrix of Holm-adjusted paired bootstrap p-values, and the scores with their intervals
-side by side -- each figure with the metric's signature and the test's settings under it.
+* :func:`corpus_report` -- the JSON of ``score-corpus --format json --all-pairs`` (with ``--confidence`` for
+  intervals): per metric, the systems in significance clusters with their scores and 95 % intervals, the
+  matrix of Holm-adjusted paired bootstrap p-values (:func:`significance_matrix`), and the scores with
+  their intervals side by side -- "which systems are significantly better than which, and by how much";
+* :func:`meta_report` -- the JSON of ``meta-eval matrix``: correlations with significance clusters, the
+  metric x metric p-values, human against metric scores per system;
+* :func:`simul_report` -- ``simul`` runs: quality against latency, and one sentence's delay staircase.
+
+Each figure carries the signature or the test's settings under it.  Pages print (colours kept).
 """
 from __future__ import annotations
 
 from html import escape
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Sequence
 
 from evalpipe.errors import InputError, UsageError
 from evalpipe.report import figures
@@ -31,6 +35,7 @@ table.matrix th { font-weight: normal; border: none; }
 table.matrix th.column { writing-mode: vertical-rl; transform: rotate(180deg); text-align: left; padding: 0.4em 0; }
 table.matrix th.row { text-align: right; padding-right: 0.5em; }
 td.better { background: #8fd19e; } td.worse { background: #f2a3a3; } td.same { background: #f1f1f1; }
+td.self { background: #fff; }
 table.matrix td.cut-top { border-top: 2px solid #222; } table.matrix td.cut-left { border-left: 2px solid #222; }
 @media print { body { margin: 0; max-width: none; } h2 { page-break-after: avoid; } }
 """
@@ -132,6 +137,85 @@ def corpus_report(doc: Dict[str, Any], title: str = "evalpipe: corpus scores") -
               f"<figcaption class=\"caption\">Each system's score and its 95 % bootstrap interval "
               f"({escape(str(test.get('trials') or 'no'))} resamples), best first per metric.{signatures}"
               f"</figcaption></figure>"]
+    return _page(title, parts)
+
+
+def _page(title: str, parts: List[str]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>\n" + "\n".join(parts) +
             "\n</body></html>\n")
+
+
+def _require(doc: Any, keys: Sequence[str], what: str) -> None:
+    missing = [k for k in keys if not isinstance(doc, dict) or k not in doc]
+    if missing:
+        raise InputError(f"{what}: expected the keys {', '.join(keys)}; missing {', '.join(missing)}")
+
+
+META_KEYS = ("metrics", "correlations", "matrix", "ranks")
+
+
+def meta_report(doc: Dict[str, Any], title: str = "evalpipe: metrics against human judgments") -> str:
+    """The HTML page of a ``meta-eval matrix`` JSON document: correlations with significance clusters,
+    the metric x metric p-values, and (system level) human against metric scores per system."""
+    _require(doc, META_KEYS, "meta-eval matrix JSON")
+    names, sig, threshold = doc["metrics"], doc["matrix"], doc.get("threshold", 0.05)
+    setting = (f"{escape(str(doc.get('statistic', '?')))}{' ' + escape(str(doc['variant'])) if 'variant' in doc else ''}"
+               f" at the {escape(str(doc.get('level', '?')))} level, averaged by {escape(str(doc.get('average_by', '?')))}, "
+               f"against {escape(str(doc.get('human', '?')))} scores of {len(doc.get('systems') or [])} systems")
+    parts = [f"<h1>{escape(title)}</h1>",
+             f"<p class=\"meta\">{escape(str(doc.get('test_set', '')))} {escape(str(doc.get('lp', '')))}: {setting}.</p>",
+             "<h2>Correlation of each metric, with significance clusters</h2>",
+             "<figure>" + figures.render(figures.correlation_figure(doc)) +
+             f"<figcaption class=\"caption\">Metrics best first; the number in brackets is the significance cluster "
+             f"(MTME's ranking: a metric starts a new cluster when a better metric of the current one beats it with "
+             f"p &le; {threshold} in the PERM-BOTH permutation test, {escape(str(doc.get('trials', '?')))} "
+             f"resamples).</figcaption></figure>",
+             "<h2>Is the row metric better than the column metric?</h2>",
+             '<figure><table class="matrix"><tr><th></th>' +
+             "".join(f'<th class="column">{escape(n)}</th>' for n in names) + "</tr>" +
+             "".join(f'<tr><th class="row">{escape(a)}</th>' + "".join(
+                 '<td class="self"></td>' if i >= j else
+                 f'<td class="{"better" if sig[i][j] <= threshold else "same"}" title="{escape(a)} better than '
+                 f'{escape(b)}: p = {sig[i][j]:.4g}">{sig[i][j]:.2f}</td>' for j, b in enumerate(names)) + "</tr>"
+                 for i, a in enumerate(names)) + "</table>" +
+             f"<figcaption class=\"caption\">p-value of the test that the row metric correlates better than the "
+             f"column metric (green: p &le; {threshold}).</figcaption></figure>"]
+    if "human_scores" in doc:
+        parts += ["<h2>Human against metric scores, one point per system</h2>",
+                  "<figure>" + figures.render(figures.scatter_figure(doc)) + "</figure>"]
+    return _page(title, parts)
+
+
+SIMUL_KEYS = ("BLEU", "AL", "LAAL")
+
+
+def simul_report(runs: Dict[str, Dict[str, Any]], instances: Optional[List[Dict[str, Any]]] = None,
+                 sentence: int = 0, title: str = "evalpipe: simultaneous translation") -> str:
+    """The HTML page of simultaneous runs (``simul run|evaluate -f json`` documents by label): quality
+    against latency, every figure of every run, and with SimulEval ``instances`` one sentence's staircase."""
+    for label, run in runs.items():
+        _require(run, SIMUL_KEYS, f"simul JSON {label}")
+    columns = ["BLEU", "chrF", "TER", "AL", "LAAL", "AP", "DAL", "sentences", "without_hypothesis"]
+    shown = lambda v: "—" if v is None else f"{v:.2f}" if isinstance(v, float) else escape(str(v))  # noqa: E731
+    table = ("<table><tr><th>run</th>" + "".join(f"<th>{c}</th>" for c in columns) + "</tr>" +
+             "".join(f'<tr><td class="system">{escape(label)}</td>' + "".join(f"<td>{shown(run.get(c))}</td>"
+                                                                            for c in columns) + "</tr>"
+                     for label, run in runs.items()) + "</table>")
+    first = next(iter(runs.values()))
+    signatures = "".join(f"<br>{escape(k)}: <code>{escape(v)}</code>" for k, v in (first.get("signatures") or {}).items())
+    parts = [f"<h1>{escape(title)}</h1>",
+             f"<p class=\"meta\">{len(runs)} run(s); latency convention {escape(str(first.get('convention', '?')))}; "
+             f"latency is the mean over sentences with a hypothesis.</p>",
+             "<h2>Quality against latency</h2>",
+             "<figure>" + figures.render(figures.quality_latency_figure(runs)) +
+             f"<figcaption class=\"caption\">One point per run.{signatures}</figcaption></figure>", table]
+    if instances:
+        if not 0 <= sentence < len(instances):
+            raise UsageError(f"--sentence: expected 0 to {len(instances) - 1}, got {sentence}")
+        record = instances[sentence]
+        _require(record, ("delays", "source_length"), f"instance {sentence}")
+        parts += [f"<h2>Sentence {sentence}: when each target word was written</h2>",
+                  "<figure>" + figures.render(figures.staircase_figure(record)) +
+                  f"<figcaption class=\"caption\">Reference: {escape(str(record.get('reference', '—')))}</figcaption></figure>"]
+    return _page(title, parts)
