@@ -1,7 +1,7 @@
 """``evalpipe report``: an HTML report (or one plot) from the JSON that evalpipe's commands wrote.
 
 One ``score-corpus --format json`` document (with ``--all-pairs``), one ``meta-eval matrix --format json``
-document, or the ``simul run|evaluate --format json`` documents of one or more simultaneous runs (one
+or ``compare --format json`` document, or the ``simul run|evaluate --format json`` documents of one or more simultaneous runs (one
 point each on the quality-latency plot, labelled by file name; ``--instances`` adds one sentence's delay
 staircase from a SimulEval ``instances.log``).
 """
@@ -18,13 +18,15 @@ from evalpipe.errors import InputError, UsageError
 
 
 def _kind(doc, path: str) -> str:
+    if isinstance(doc, dict) and doc.get("kind") == "compare":
+        return "compare"
     if isinstance(doc, dict) and "results" in doc:
         return "corpus"
     if isinstance(doc, dict) and "matrix" in doc and "metrics" in doc:
         return "meta"
     if isinstance(doc, dict) and "AL" in doc and "BLEU" in doc:
         return "simul"
-    raise InputError("expected the JSON of score-corpus, meta-eval matrix or simul (--format json)", path)
+    raise InputError("expected the JSON of score-corpus, meta-eval matrix, simul or compare (--format json)", path)
 
 
 def _records(path: str) -> list:
@@ -64,12 +66,16 @@ def report(json_files, output, plot_file, instances, sentence, title) -> None:
             raise InputError(f"expected JSON written by evalpipe: {exc}", path) from None
     kinds = {_kind(doc, path) for path, doc in docs.items()}
     if len(kinds) > 1 or (kinds != {"simul"} and len(docs) > 1):
-        raise UsageError("expected one score-corpus or meta-eval document, or simul documents only; got "
+        raise UsageError("expected one score-corpus, meta-eval or compare document, or simul documents only; got "
                          + ", ".join(f"{p} ({_kind(d, p)})" for p, d in docs.items()))
     kind, main_figure = kinds.pop(), None
     if kind == "corpus":
         (doc,) = docs.values()
         html, main_figure = page.corpus_report(doc, title or "evalpipe: corpus scores"), figures.interval_figure
+    elif kind == "compare":
+        (doc,) = docs.values()
+        html, main_figure = page.compare_report(doc, title or "evalpipe: two systems compared"), \
+            figures.distribution_figure
     elif kind == "meta":
         (doc,) = docs.values()
         html, main_figure = page.meta_report(doc, title or "evalpipe: metrics against human judgments"), \

@@ -8,6 +8,8 @@ the JSON says:
   lower is better for TER and latency), each score with its 95 % bootstrap interval;
 * :func:`correlation_figure` and :func:`scatter_figure` -- meta-evaluation (``meta-eval matrix`` JSON):
   each metric's correlation with its significance cluster, and human against metric scores per system;
+* :func:`distribution_figure` and :func:`bucket_figure` -- two systems (``evalpipe compare`` JSON): sentence
+  score histograms and their difference, BLEU by length and word F-measure by frequency (compare-mt's);
 * :func:`quality_latency_figure` and :func:`staircase_figure` -- simultaneous runs (``simul`` JSON):
   quality against latency per run, and one sentence's target words against the source read.
 
@@ -167,6 +169,49 @@ def staircase_figure(instance: Dict[str, Any]) -> Any:
     ax.set_ylabel("target words written")
     ax.set_title(f"sentence {instance.get('index', '')}", fontsize=9)
     ax.grid(color="#eeeeee", linewidth=0.6)
+    return fig
+
+
+def distribution_figure(doc: Dict[str, Any]) -> Any:
+    """Two systems (``evalpipe compare`` JSON): each one's sentence-BLEU histogram, and the histogram of the
+    per-sentence difference (system 2 - system 1)."""
+    plt = pyplot()
+    (a, b), names = doc["sentence_bleu"], doc["systems"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.2))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
+    bins = [10 * k for k in range(11)]
+    left.hist([a, b], bins=bins, label=names, color=["#1f5f99", "#e0883a"])
+    left.set_xlabel("sentence BLEU (compare-mt's sentbleu)")
+    left.set_ylabel("sentences")
+    left.legend(fontsize=7.5)
+    right.hist([y - x for x, y in zip(a, b)], bins=21, color="#777777")
+    right.axvline(0, color="#222222", linewidth=0.8)
+    right.set_xlabel(f"{names[1]} - {names[0]}, per sentence")
+    for ax in (left, right):
+        ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
+        ax.set_axisbelow(True)
+    return fig
+
+
+def bucket_figure(doc: Dict[str, Any]) -> Any:
+    """Two systems: BLEU by reference-length bucket, and word F-measure by reference-frequency bucket."""
+    plt = pyplot()
+    names = doc["systems"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.3))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.88, wspace=0.25)
+    panels = ((left, doc["length"]["buckets"], doc["length"]["bleu"], "BLEU", "reference length (words)"),
+              (right, doc["word_accuracy"]["buckets"], [[row[5] for row in rows] for rows in doc["word_accuracy"]["systems"]],
+               "word F-measure", "frequency in the reference"))
+    for ax, labels, values, ylabel, xlabel in panels:
+        x = range(len(labels))
+        for k, (name, color) in enumerate(zip(names, ["#1f5f99", "#e0883a"])):
+            ax.bar([v + (k - 0.5) * 0.4 for v in x], values[k], width=0.4, label=name, color=color)
+        ax.set_xticks(list(x), labels, fontsize=7, rotation=30, ha="right", rotation_mode="anchor")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
+        ax.set_axisbelow(True)
+    left.legend(fontsize=7.5)
     return fig
 
 

@@ -6,7 +6,8 @@
   their intervals side by side -- "which systems are significantly better than which, and by how much";
 * :func:`meta_report` -- the JSON of ``meta-eval matrix``: correlations with significance clusters, the
   metric x metric p-values, human against metric scores per system;
-* :func:`simul_report` -- ``simul`` runs: quality against latency, and one sentence's delay staircase.
+* :func:`simul_report` -- ``simul`` runs: quality against latency, and one sentence's delay staircase;
+* :func:`compare_report` -- two systems (``evalpipe compare``): compare-mt's analyses.
 
 Each figure carries the signature or the test's settings under it.  Pages print (colours kept).
 """
@@ -218,4 +219,39 @@ def simul_report(runs: Dict[str, Dict[str, Any]], instances: Optional[List[Dict[
         parts += [f"<h2>Sentence {sentence}: when each target word was written</h2>",
                   "<figure>" + figures.render(figures.staircase_figure(record)) +
                   f"<figcaption class=\"caption\">Reference: {escape(str(record.get('reference', '—')))}</figcaption></figure>"]
+    return _page(title, parts)
+
+
+COMPARE_KEYS = ("systems", "bleu", "sentence_bleu", "length", "word_accuracy", "ngrams", "examples")
+
+
+def compare_report(doc: Dict[str, Any], title: str = "evalpipe: two systems compared") -> str:
+    """The HTML page of an ``evalpipe compare`` JSON document: compare-mt's analyses of two systems."""
+    _require(doc, COMPARE_KEYS, "compare JSON")
+    a, b = (escape(n) for n in doc["systems"])
+    wins = sum(y > x for x, y in zip(*doc["sentence_bleu"]))
+    losses = sum(y < x for x, y in zip(*doc["sentence_bleu"]))
+    parts = [f"<h1>{escape(title)}</h1>",
+             f"<p class=\"meta\">{a}: BLEU {doc['bleu'][0]:.2f}; {b}: BLEU {doc['bleu'][1]:.2f} (compare-mt's corpus "
+             f"BLEU on space-split tokens); {doc['sentences']} sentences, {b} better on {wins}, worse on {losses}. "
+             f"Every number equals compare-mt 0.2.10's on the same files.</p>",
+             "<h2>Sentence scores</h2>", "<figure>" + figures.render(figures.distribution_figure(doc)) + "</figure>",
+             "<h2>By reference length and by word frequency</h2>",
+             "<figure>" + figures.render(figures.bucket_figure(doc)) +
+             "<figcaption class=\"caption\">Left: compare-mt's BLEU of the sentences in each reference-length bucket "
+             "(sentences per bucket: " + ", ".join(f"{escape(lb)}: {n}" for lb, n in zip(doc["length"]["buckets"],
+                                                                                          doc["length"]["sentences"])) +
+             "). Right: F-measure of the words in each bucket of frequency in the reference.</figcaption></figure>"]
+    for key, who in (("system1", a), ("system2", b)):
+        rows = doc["ngrams"][key]
+        parts += [f"<h2>N-grams {who} matches far more often</h2>",
+                  "<table><tr><th>n-gram</th><th>share</th><th>matches " + a + "</th><th>matches " + b + "</th></tr>" +
+                  "".join(f'<tr><td class="system">{escape(g)}</td><td>{share:.3f}</td><td>{m1}</td><td>{m2}</td></tr>'
+                          for g, share, m1, m2 in rows) + "</table>"]
+    for key, who in (("system1", a), ("system2", b)):
+        parts += [f"<h2>Sentences where {who} is furthest ahead</h2>", "<table><tr><th>#</th><th>sentence BLEU</th>"
+                  "<th style=\"text-align: left\">reference / outputs</th></tr>" +
+                  "".join(f'<tr><td>{e["index"]}</td><td>{e["sentbleu"][0]:.1f} / {e["sentbleu"][1]:.1f}</td>'
+                          f'<td class="system">{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
+                          f'<b>{b}:</b> {escape(e["outputs"][1])}</td></tr>' for e in doc["examples"][key]) + "</table>"]
     return _page(title, parts)

@@ -1,0 +1,195 @@
+"""What two systems do differently: the analyses of compare-mt 0.2.10 (Neubig et al., 2019, "compare-mt: A
+Tool for Holistic Comparison of Language Generation Systems"), number for number.
+
+Texts are compare-mt's: each line stripped and split on single spaces (``line.strip().split(" ")``, so an
+empty line is one empty token), case-sensitive.  Each analysis is a sum over sentences, computed once:
+
+* :func:`word_accuracy_by_frequency` -- words bucketed by their frequency in the reference (cutoffs 1, 2, 3, 4,
+  5, 10, 100, 1000: buckets ``<1``, ``1``, ... ``[10,100)`` ... ``>=1000``); per system and bucket the matched
+  words ``sum min(count_out(w), count_ref(w))``, the reference and output words, recall, precision and F-measure
+  (all 0 when nothing matches) -- compare-mt's ``FreqWordBucketer.calc_statistics``;
+* :func:`bleu_by_length` -- sentences bucketed by reference length (cutoffs 10 ... 60), compare-mt's own corpus
+  BLEU per bucket (:func:`comparemt_bleu`: per-sentence n-gram denominators of at least 1, zero precisions left
+  out of the geometric mean, brevity penalty ``min(1, exp(1 - r/c))``; an empty bucket scores 0);
+* :func:`characteristic_ngrams` -- n-grams (1-4) matched in the reference, counted per system, and for each
+  the smoothed share ``(m1 + alpha) / (m1 + m2 + 2 alpha)`` (compare-mt's ``extract_salient_features``): near 1,
+  system 1 matches it far more often; near 0, system 2 does;
+* :func:`sentence_bleu` and :func:`sentence_differences` -- compare-mt's ``sentbleu`` (NLTK's sentence BLEU with
+  Lin and Och's add-one smoothing of the orders above 1, times 100) and the sentences sorted by the
+  difference ``system 2 - system 1`` (a repeated triple of outputs and reference counted once).
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections import Counter
+from typing import Any, Dict, List, Sequence, Tuple
+
+from evalpipe.errors import InputError
+
+Tokens = List[str]
+FREQUENCY_CUTOFFS = (1, 2, 3, 4, 5, 10, 100, 1000)
+LENGTH_CUTOFFS = (10, 20, 30, 40, 50, 60)
+
+
+def tokens(lines: Sequence[str]) -> List[Tokens]:
+    """compare-mt's tokens of each line."""
+    return [line.strip().split(" ") for line in lines]
+
+
+def bucket_labels(cutoffs: Sequence[int]) -> List[str]:
+    """compare-mt's bucket names: ``<c0``, then ``c`` for a bucket of one value or ``[a,b)``, then ``>=last``."""
+    labels = [f"<{cutoffs[0]}"]
+    labels += [f"{b - 1}" if b - 1 == a else f"[{a},{b})" for a, b in zip(cutoffs, cutoffs[1:])]
+    return labels + [f">={cutoffs[-1]}"]
+
+
+def _ngrams(words: Tokens, n: int) -> Counter:
+    return Counter(zip(*(words[i:] for i in range(n))))
+
+
+def word_accuracy_by_frequency(ref: List[Tokens], outs: Sequence[List[Tokens]],
+                               cutoffs: Sequence[int] = FREQUENCY_CUTOFFS) -> Dict[str, Any]:
+    """``{"buckets": labels, "systems": [[(matches, ref words, out words, recall, precision, F), ...per bucket],
+    ...per system]}`` with word frequencies counted in the reference (see the module docstring)."""
+    frequency = Counter(w for sentence in ref for w in sentence)
+    buckets = len(cutoffs) + 1
+    bucket = {w: bisect_right(cutoffs, c) for w, c in frequency.items()}
+    ref_total = [0] * buckets
+    out_total = [[0] * buckets for _ in outs]
+    matched = [[0] * buckets for _ in outs]
+    for i, sentence in enumerate(ref):
+        ref_counts = Counter(sentence)
+        for w, c in ref_counts.items():
+            ref_total[bucket[w]] += c
+        for k, out in enumerate(outs):
+            for w, c in Counter(out[i]).items():
+                b = bucket.get(w, 0)  # a word the reference never has: frequency 0, the first bucket
+                out_total[k][b] += c
+                matched[k][b] += min(c, ref_counts.get(w, 0))
+    systems = []
+    for k in range(len(outs)):
+        rows = []
+        for b in range(buckets):
+            m, r, o = matched[k][b], ref_total[b], out_total[k][b]
+            recall, precision = (m / r, m / o) if m else (0.0, 0.0)
+            rows.append((m, r, o, recall, precision, 2 * precision * recall / (precision + recall) if m else 0.0))
+        systems.append(rows)
+    return {"buckets": bucket_labels(cutoffs), "systems": systems}
+
+
+def comparemt_bleu_stats(ref: Tokens, out: Tokens) -> Tuple[int, int, List[Tuple[int, int]]]:
+    """One sentence's ``(ref length, output length, [(matches_n, max(1, output n-grams)) for n = 1..4])``."""
+    precisions = []
+    for n in range(1, 5):
+        hyp, reference = _ngrams(out, n), _ngrams(ref, n)
+        precisions.append((sum(min(c, reference[g]) for g, c in hyp.items()), max(1, sum(hyp.values()))))
+    return len(ref), len(out), precisions
+
+
+def comparemt_bleu(stats: Sequence[Tuple[int, int, List[Tuple[int, int]]]]) -> float:
+    """compare-mt's corpus BLEU (0-100) of summed :func:`comparemt_bleu_stats` (0 for no sentence)."""
+    if not stats:
+        return 0.0
+    ref_len = sum(s[0] for s in stats)
+    out_len = sum(s[1] for s in stats)
+    num = [sum(s[2][n][0] for s in stats) for n in range(4)]
+    den = [sum(s[2][n][1] for s in stats) for n in range(4)]
+    if num[0] == 0:
+        return 0
+    log_precision = 0
+    for a, b in zip(num, den):
+        p = a / b if b != 0 else 0
+        log_precision += (math.log(p) if p > 0 else 0) * 0.25
+    brevity = min(1, math.exp(1 - ref_len / out_len)) if out_len != 0 else 0
+    return 100 * brevity * math.exp(log_precision)
+
+
+def bleu_by_length(ref: List[Tokens], outs: Sequence[List[Tokens]],
+                   cutoffs: Sequence[int] = LENGTH_CUTOFFS) -> Dict[str, Any]:
+    """``{"buckets": labels, "sentences": [count per bucket], "bleu": [[BLEU per bucket], ...per system]}``, the
+    sentences bucketed by reference length."""
+    which = [bisect_right(cutoffs, len(r)) for r in ref]
+    buckets = range(len(cutoffs) + 1)
+    scores = []
+    for out in outs:
+        stats = [comparemt_bleu_stats(r, o) for r, o in zip(ref, out)]
+        scores.append([comparemt_bleu([s for s, b in zip(stats, which) if b == k]) for k in buckets])
+    return {"buckets": bucket_labels(cutoffs), "sentences": [which.count(k) for k in buckets], "bleu": scores}
+
+
+def ngram_matches(ref: List[Tokens], out: List[Tokens], max_order: int = 4) -> Counter:
+    """How often each n-gram (orders 1..``max_order``, as word tuples) of the output matches the reference,
+    summed over sentences: ``min(count_out, count_ref)`` per sentence."""
+    total: Counter = Counter()
+    for r, o in zip(ref, out):
+        for n in range(1, max_order + 1):
+            reference = _ngrams(r, n)
+            total.update({g: min(c, reference[g]) for g, c in _ngrams(o, n).items() if g in reference})
+    return total
+
+
+def characteristic_ngrams(ref: List[Tokens], out1: List[Tokens], out2: List[Tokens], alpha: float = 1.0,
+                          max_order: int = 4) -> Dict[Tuple[str, ...], Tuple[float, int, int]]:
+    """Every n-gram either system matches: ``(share, matches by system 1, matches by system 2)``, share
+    ``(m1 + alpha) / (m1 + m2 + 2 alpha)``."""
+    m1, m2 = ngram_matches(ref, out1, max_order), ngram_matches(ref, out2, max_order)
+    return {g: ((m1[g] + alpha) / (m1[g] + m2[g] + 2 * alpha), m1[g], m2[g]) for g in m1.keys() | m2.keys()}
+
+
+def sentence_bleu(ref: Tokens, out: Tokens) -> float:
+    """compare-mt's ``sentbleu``: NLTK 3.x ``sentence_bleu`` with ``SmoothingFunction().method2``, times 100."""
+    stats = comparemt_bleu_stats(ref, out)[2]
+    if stats[0][0] == 0:
+        return 0.0
+    precisions = [stats[0][0] / stats[0][1]] + [(a + 1) / (b + 1) for a, b in stats[1:]]
+    log_precision = math.fsum(0.25 * math.log(p) for p in precisions if p > 0)
+    brevity = 1 if len(out) > len(ref) else 0 if not out else math.exp(1 - len(ref) / len(out))
+    return 100 * (brevity * math.exp(log_precision))  # NLTK's score, then compare-mt's scale
+
+
+def sentence_differences(ref: List[Tokens], out1: List[Tokens], out2: List[Tokens]
+                         ) -> List[Tuple[float, float, float, int]]:
+    """``(sentbleu 2 - sentbleu 1, sentbleu 1, sentbleu 2, index)`` of every sentence, ascending (system 1 far
+    better first), a repeated (output 1, output 2, reference) triple counted once, at its first index."""
+    seen, rows = set(), []
+    for i, (r, a, b) in enumerate(zip(ref, out1, out2)):
+        key = (tuple(a), tuple(b), tuple(r))
+        if key not in seen:
+            seen.add(key)
+            s1, s2 = sentence_bleu(r, a), sentence_bleu(r, b)
+            rows.append((s2 - s1, s1, s2, i))
+    return sorted(rows)
+
+
+def compare_two(ref_lines: Sequence[str], out1_lines: Sequence[str], out2_lines: Sequence[str],
+                names: Sequence[str] = ("system 1", "system 2"), top: int = 30, examples: int = 10,
+                alpha: float = 1.0) -> Dict[str, Any]:
+    """Every analysis of two systems against one reference, as a JSON-ready document (``kind: compare``):
+    compare-mt's corpus BLEU, sentence BLEU of every sentence, BLEU by reference length, word F-measure by
+    frequency, the ``top`` n-grams each system matches far more often (share furthest from 1/2 first, then the
+    more matches, then the n-gram), and the ``examples`` sentences where each system is furthest ahead."""
+    ref, out1, out2 = tokens(ref_lines), tokens(out1_lines), tokens(out2_lines)
+    if not len(ref) == len(out1) == len(out2):
+        raise InputError(f"expected as many lines in both systems as in the reference ({len(ref)}), "
+                         f"got {len(out1)} and {len(out2)}")
+    grams = characteristic_ngrams(ref, out1, out2, alpha)
+    ranked = sorted(grams.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+    reverse = sorted(grams.items(), key=lambda item: (item[1][0], -item[1][2], item[0]))
+    differences = sentence_differences(ref, out1, out2)
+
+    def example(row: Tuple[float, float, float, int]) -> Dict[str, Any]:
+        i = row[3]
+        return {"index": i, "sentbleu": [row[1], row[2]], "reference": ref_lines[i],
+                "outputs": [out1_lines[i], out2_lines[i]]}
+
+    return {"kind": "compare", "systems": list(names), "sentences": len(ref),
+            "bleu": [comparemt_bleu([comparemt_bleu_stats(r, o) for r, o in zip(ref, out)]) for out in (out1, out2)],
+            "sentence_bleu": [[sentence_bleu(r, o) for r, o in zip(ref, out)] for out in (out1, out2)],
+            "length": bleu_by_length(ref, [out1, out2]),
+            "word_accuracy": word_accuracy_by_frequency(ref, [out1, out2]),
+            "ngrams": {"alpha": alpha,
+                       "system1": [[" ".join(g), *v] for g, v in ranked[:top] if v[0] > 0.5],
+                       "system2": [[" ".join(g), *v] for g, v in reverse[:top] if v[0] < 0.5]},
+            "examples": {"system1": [example(r) for r in differences[:examples] if r[0] < 0],
+                         "system2": [example(r) for r in differences[::-1][:examples] if r[0] > 0]}}
