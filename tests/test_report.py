@@ -255,3 +255,15 @@ def test_simul_report_of_several_runs(tmp_path):
                                 str(tmp_path / "out3" / "instances.log"), "--sentence", "999", "-o", str(html_file)],
                                capture_output=True, text=True, env=child_env(), timeout=300)
     assert completed.returncode == 2 and "--sentence: expected 0 to 199, got 999" in completed.stderr
+
+
+def test_demo_report_runs_on_the_shipped_data(tmp_path):
+    out = tmp_path / "demo.html"
+    completed = subprocess.run([script("evalpipe"), "report", "--demo", "-o", str(out)], capture_output=True, text=True,
+                               env=child_env(), timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    html = out.read_text(encoding="utf-8")
+    assert "10 systems, 300 segments" in html and html.count('<table class="matrix">') == 2
+    completed = subprocess.run([script("evalpipe"), "report", "-o", str(out)], capture_output=True, text=True,
+                               env=child_env(), timeout=300)
+    assert completed.returncode == 2 and "or --demo" in completed.stderr

@@ -29,6 +29,23 @@ def _kind(doc, path: str) -> str:
     raise InputError("expected the JSON of score-corpus, meta-eval matrix, simul or compare (--format json)", path)
 
 
+def _demo_doc() -> dict:
+    """The shipped demo systems scored as ``score-corpus --all-pairs -f json`` scores them."""
+    from evalpipe import __version__
+    from evalpipe.inputs import TextPairs
+    from evalpipe.registry import metric_specs
+    from evalpipe.scoring import System, score_systems
+    from evalpipe.scoring.results import to_json
+    from evalpipe.tune.demo import demo_data
+
+    _, references, outputs = demo_data()
+    systems = [System(name, [TextPairs(lines, [references], name)]) for name, lines in outputs.items()]
+    results, test = score_systems(systems, metric_specs(["bleu", "chrf"]), confidence=1000, pairwise=True)
+    header = {"evalpipe_version": __version__, "segments": len(references),
+              "references": ["the shipped demo's ref.de"], "test": test, "pairwise": test.pop("pairwise")}
+    return json.loads(to_json(results, header))
+
+
 def _records(path: str) -> list:
     """The JSON objects of a SimulEval ``instances.log``; a bad line is an error naming it."""
     from evalpipe.corpus import decoded, open_binary
@@ -44,7 +61,7 @@ def _records(path: str) -> list:
 
 
 @click.command("report", cls=Command)
-@click.argument("json_files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True))
+@click.argument("json_files", nargs=-1, type=click.Path(dir_okay=False, exists=True))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="the HTML file to write")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
               help="also write the main figure (score-corpus: scores with 95%% intervals) as .svg, .png or .pdf")
@@ -52,13 +69,19 @@ def _records(path: str) -> list:
               help="simul: a SimulEval instances.log, for one sentence's delay staircase")
 @click.option("--sentence", type=click.IntRange(min=0), default=0, show_default=True, help="simul: that sentence")
 @click.option("--title", default=None, help="the page title")
-def report(json_files, output, plot_file, instances, sentence, title) -> None:
-    """Write a self-contained HTML report of JSON_FILES (see `evalpipe report --help`)."""
+@click.option("--demo", is_flag=True, help="score the shipped demo (10 WMT21 en-de systems x 300 segments, BLEU and "
+                                           "chrF, every pair compared) and report it")
+def report(json_files, output, plot_file, instances, sentence, title, demo) -> None:
+    """Write a self-contained HTML report of JSON_FILES (see `evalpipe report --help`), or with --demo of the
+    shipped demo systems."""
     from evalpipe.report import figures, page
+
+    if demo == bool(json_files):
+        raise UsageError("give JSON files written by evalpipe, or --demo")
 
     if plot_file and Path(plot_file).suffix.lstrip(".").lower() not in figures.FORMATS:
         raise UsageError(f"--plot: expected a file ending in .{', .'.join(figures.FORMATS)}, got {plot_file!r}")
-    docs = {}
+    docs = {"<demo>": _demo_doc()} if demo else {}
     for path in json_files:
         try:
             docs[path] = json.loads(Path(path).read_text(encoding="utf-8"))

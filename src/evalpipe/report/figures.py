@@ -177,13 +177,13 @@ def distribution_figure(doc: Dict[str, Any]) -> Any:
     per-sentence difference (system 2 - system 1)."""
     plt = pyplot()
     (a, b), names = doc["sentence_bleu"], doc["systems"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.2))
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.3))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.86, wspace=0.25)
     bins = [10 * k for k in range(11)]
     left.hist([a, b], bins=bins, label=names, color=["#1f5f99", "#e0883a"])
     left.set_xlabel("sentence BLEU (compare-mt's sentbleu)")
     left.set_ylabel("sentences")
-    left.legend(fontsize=7.5)
+    fig.legend(*left.get_legend_handles_labels(), loc="upper center", ncol=2, fontsize=7.5, frameon=False)
     right.hist([y - x for x, y in zip(a, b)], bins=21, color="#777777")
     right.axvline(0, color="#222222", linewidth=0.8)
     right.set_xlabel(f"{names[1]} - {names[0]}, per sentence")
@@ -197,8 +197,8 @@ def bucket_figure(doc: Dict[str, Any]) -> Any:
     """Two systems: BLEU by reference-length bucket, and word F-measure by reference-frequency bucket."""
     plt = pyplot()
     names = doc["systems"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.3))
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.88, wspace=0.25)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.4))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.86, wspace=0.25)
     panels = ((left, doc["length"]["buckets"], doc["length"]["bleu"], "BLEU", "reference length (words)"),
               (right, doc["word_accuracy"]["buckets"], [[row[5] for row in rows] for rows in doc["word_accuracy"]["systems"]],
                "word F-measure", "frequency in the reference"))
@@ -211,7 +211,7 @@ def bucket_figure(doc: Dict[str, Any]) -> Any:
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
         ax.set_axisbelow(True)
-    left.legend(fontsize=7.5)
+    fig.legend(*left.get_legend_handles_labels(), loc="upper center", ncol=2, fontsize=7.5, frameon=False)
     return fig
 
 
