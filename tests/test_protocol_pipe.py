@@ -28,8 +28,10 @@ def read_line(proc, timeout=TIMEOUT):
 
 
 def start(*args):
+    # stdout unbuffered on our side: a buffered reader could take two reply lines from the pipe at once and
+    # leave the second where read_line's select() cannot see it (a false "did not flush" on a busy machine)
     return subprocess.Popen([script("evalpipe"), "serve", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=child_env())
+                            stderr=subprocess.PIPE, env=child_env(), bufsize=0)
 
 
 def test_synchronous_round_trips_through_the_console_script():
