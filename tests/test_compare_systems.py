@@ -9,6 +9,7 @@ import pytest
 
 from conftest import child_env, data_roots, script
 from evalpipe.scoring import compare_systems as C
+from test_report import assert_self_contained
 
 pytest.importorskip("six")  # compare-mt imports it without declaring it
 bucketers = pytest.importorskip("compare_mt.bucketers")
@@ -86,6 +87,7 @@ def test_compare_command_json_and_report(tmp_path):
     assert len(doc["examples"]["system2"]) <= 3 and all(e["sentbleu"][1] > e["sentbleu"][0]
                                                         for e in doc["examples"]["system2"])
     html = report.read_text(encoding="utf-8")
+    assert_self_contained(html)
     assert html.count("<svg") == 2 and "compare-mt 0.2.10" in html
     left = figures.bucket_figure(doc).axes[0]
     heights = [p.get_height() for p in left.patches]

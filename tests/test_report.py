@@ -103,8 +103,9 @@ def _report(tmp_path, *extra):
     return json.loads(result.output), out.read_text(encoding="utf-8")
 
 
-def test_report_is_self_contained_html_with_the_json_numbers(tmp_path):
-    doc, html = _report(tmp_path)
+def assert_self_contained(html):
+    """Valid enough to parse, and nothing it would fetch: no script, link, image, frame or object, no
+    attribute or CSS url() pointing outside the page."""
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     page = _Page()
     page.feed(html)
@@ -114,6 +115,12 @@ def test_report_is_self_contained_html_with_the_json_numbers(tmp_path):
                 if k in ("src", "href", "xlink:href") and not v.startswith("#")]
     assert not external, external
     assert not re.search(r"url\((?!#)", html) and "@import" not in html  # only references inside the page
+    return page
+
+
+def test_report_is_self_contained_html_with_the_json_numbers(tmp_path):
+    doc, html = _report(tmp_path)
+    page = assert_self_contained(html)
     assert page.tags.count("svg") == 1 and html.count('<table class="matrix">') == len(doc["pairwise"])
     text = " ".join(page.text)
     for metric, pairs in doc["pairwise"].items():
@@ -207,6 +214,7 @@ def test_meta_report_figures_show_the_json(tmp_path):
     from evalpipe.report import figures
 
     doc, html = _meta_doc(tmp_path)
+    assert_self_contained(html)
     evs = EvalSet(str(NEWS.parent), "wmt21.news", "en-de")
     gold = evs.Scores("sys", "mqm")
     assert doc["human_scores"] == [gold[s][0] for s in doc["systems"]]
@@ -242,6 +250,7 @@ def test_simul_report_of_several_runs(tmp_path):
                                 "-o", str(html_file)], capture_output=True, text=True, env=child_env(), timeout=300)
     assert completed.returncode == 0, completed.stderr
     html = html_file.read_text(encoding="utf-8")
+    assert_self_contained(html)
     assert html.count("<svg") == 2 and "Sentence 2" in html
     for label, run in runs.items():
         assert f"<td>{run['AL']:.2f}</td>" in html and f"<td>{run['BLEU']:.2f}</td>" in html
