@@ -9,7 +9,9 @@ What it keeps (see tests/data/README.md for provenance):
   first three by name), the first SEGMENTS segment-level human scores of every system, and the
   system-level human and metric score files unchanged (they describe the full test set);
 * ``wmt21.tedtalks``: the first TED_SEGMENTS segments of every file, documents included;
-* ``simul/iwslt17-dev2010.de-en/derived``: the first LOG_LINES records of four wait-k logs.
+* ``simul/iwslt17-dev2010.de-en/derived``: the first LOG_LINES records of four wait-k logs;
+* ``simul/iwslt17-dev2010.de-en/REAL``: the first STREAM_SENTENCES sentences of two wait-k streams: the
+  source, the resegmented output, and the READ/WRITE actions up to the last word of those sentences.
 
 The segment-level meta-evaluation cases (tests/meta_cases.py) use the first 150 items of each MQM
 system, so the MTME values recorded in mtme_expected.json hold for the subset unchanged.
@@ -24,6 +26,8 @@ SEGMENTS = 150
 TED_SEGMENTS = 171  # the first two talks
 LOG_LINES = 120
 LOGS = ("wait1", "wait10", "wait2", "wait3")
+STREAM_SENTENCES = 60
+STREAMS = ("1", "5")
 HERE = Path(__file__).resolve().parent
 
 
@@ -73,6 +77,20 @@ def news_systems(lp: str, src: Path):
     return [p for i, p in enumerate(outputs) if i < 4 or p.stem in mqm]
 
 
+def stream_subset(src: Path, dst: Path, n: int) -> None:
+    head(src / "source.de", dst / "source.de", n)
+    for k in STREAMS:
+        head(src / "REAL" / f"{k}.reseg_h", dst / "REAL" / f"{k}.reseg_h", n)
+        words = sum(len(line.split()) for line in (dst / "REAL" / f"{k}.reseg_h").read_text(encoding="utf-8").splitlines())
+        actions, written = [], 0
+        for action in (src / "REAL" / f"{k}.RW").read_text(encoding="utf-8").split():
+            if written == words:
+                break
+            actions.append(action)
+            written += action == "W"
+        (dst / "REAL" / f"{k}.RW").write_text(" ".join(actions) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=HERE.parents[1].parent / "shared" / "data")
@@ -85,6 +103,8 @@ def main() -> None:
     logs = Path("simul") / "iwslt17-dev2010.de-en" / "derived"
     for name in LOGS:
         head(args.shared / logs / f"{name}.instances.jsonl", HERE / logs / f"{name}.instances.jsonl", LOG_LINES)
+    stream = Path("simul") / "iwslt17-dev2010.de-en"
+    stream_subset(args.shared / stream, HERE / stream, STREAM_SENTENCES)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ COMMANDS = {
     "demo": "evalpipe.cli.demo:demo",
     "env": "evalpipe.cli.env_run:env_group",
     "simul": "evalpipe.cli.simul:simul_group",
+    "stream": "evalpipe.cli.stream:stream_group",
     "meta-eval": "evalpipe.cli.meta_eval:meta_eval_group",
     "tune": "evalpipe.cli.tune:tune",
 }
