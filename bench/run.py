@@ -14,6 +14,7 @@ import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_meta  # noqa: E402
 import bench_protocol  # noqa: E402
+import bench_realdata  # noqa: E402
 import bench_report  # noqa: E402
 import bench_simul  # noqa: E402
 import bench_stream  # noqa: E402
@@ -27,6 +28,8 @@ def main() -> None:
     bench_protocol.main(scale)
     print("## score-corpus (issue 3)")
     bench_corpus.main(scale)
+    print("## real data against sacrebleu and sacrebleu-mojo (issue 15)")
+    bench_realdata.main(scale)
     print("## huge files, streamed (issue 15)")
     bench_stream.main(scale)
     print("## simultaneous translation (issue 4)")
