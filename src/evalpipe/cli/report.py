@@ -46,7 +46,7 @@ def _demo_doc() -> dict:
     return json.loads(to_json(results, header))
 
 
-def _records(path: str) -> list:
+def instance_records(path: str) -> list:
     """The JSON objects of a SimulEval ``instances.log``; a bad line is an error naming it."""
     from evalpipe.corpus import decoded, open_binary
 
@@ -106,7 +106,7 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
     else:
         stems = [Path(p).stem for p in docs]
         runs = {(Path(p).stem if stems.count(Path(p).stem) == 1 else p): d for p, d in docs.items()}
-        records = _records(instances) if instances else None
+        records = instance_records(instances) if instances else None
         html = page.simul_report(runs, records, sentence, title or "evalpipe: simultaneous translation")
         doc, main_figure = runs, figures.quality_latency_figure
     write_atomically(output, html)

@@ -38,12 +38,12 @@ def _print(scores, fmt, report_file=None, output=None):
     if report_file:
         from pathlib import Path
 
-        from evalpipe.cli.report import _records
+        from evalpipe.cli.report import instance_records
         from evalpipe.corpus import write_atomically
         from evalpipe.report import page
 
         log = Path(output or "", "instances.log")
-        records = _records(str(log)) if output and log.exists() else None
+        records = instance_records(str(log)) if output and log.exists() else None
         write_atomically(report_file, page.simul_report({"run": scores}, records))
     if fmt == "json":
         click.echo(json.dumps(scores, indent=1))

@@ -63,7 +63,7 @@ def _cluster_table(doc: Dict[str, Any], metric: str) -> str:
 
 
 RESULT_KEYS = ("system", "metric", "score", "signature", "ci")
-PAIRWISE_KEYS = ("systems", "scores", "adjusted", "alpha", "clusters", "trials")
+PAIRWISE_KEYS = ("systems", "scores", "p_values", "adjusted", "alpha", "clusters", "trials")
 
 
 def _check(doc: Dict[str, Any]) -> None:
@@ -72,18 +72,12 @@ def _check(doc: Dict[str, Any]) -> None:
     if not isinstance(results, list) or not results:
         raise InputError("expected a score-corpus JSON document with a non-empty \"results\" list")
     for i, result in enumerate(results, 1):
-        missing = [k for k in RESULT_KEYS if not isinstance(result, dict) or k not in result]
-        if missing:
-            raise InputError(f"result {i}: expected the keys {', '.join(RESULT_KEYS)}; missing {', '.join(missing)}")
+        _require(result, RESULT_KEYS, f"result {i}")
     if not doc.get("pairwise"):
         raise UsageError("a report needs the pairwise comparison of systems: score with --all-pairs (--report "
                          "implies it) and at least two systems")
     for metric in figures.metrics_of(doc):
-        pairs = doc["pairwise"].get(metric)
-        missing = PAIRWISE_KEYS if not isinstance(pairs, dict) else [k for k in PAIRWISE_KEYS if k not in pairs]
-        if missing:
-            raise InputError(f"pairwise results of {metric}: expected the keys {', '.join(PAIRWISE_KEYS)}; "
-                             f"missing {', '.join(missing)}")
+        _require(doc["pairwise"].get(metric), PAIRWISE_KEYS, f"pairwise results of {metric}")
 
 
 def significance_matrix(doc: Dict[str, Any], metric: str) -> str:
