@@ -72,8 +72,8 @@ def instance_records(path: str) -> list:
 @click.option("--demo", is_flag=True, help="score the shipped demo (10 WMT21 en-de systems x 300 segments, BLEU and "
                                            "chrF, every pair compared) and report it")
 def report(json_files, output, plot_file, instances, sentence, title, demo) -> None:
-    """Write a self-contained HTML report of JSON_FILES (see `evalpipe report --help`), or with --demo of the
-    shipped demo systems."""
+    """Write a self-contained HTML report of JSON_FILES (the --format json output of score-corpus --all-pairs,
+    meta-eval matrix, compare, or of one or more simul runs), or with --demo of the shipped demo systems."""
     from evalpipe.report import figures, page
 
     if demo == bool(json_files):
