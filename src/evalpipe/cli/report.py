@@ -79,8 +79,7 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
     if demo == bool(json_files):
         raise UsageError("give JSON files written by evalpipe, or --demo")
 
-    if plot_file and Path(plot_file).suffix.lstrip(".").lower() not in figures.FORMATS:
-        raise UsageError(f"--plot: expected a file ending in .{', .'.join(figures.FORMATS)}, got {plot_file!r}")
+    plot_format = figures.plot_format(plot_file) if plot_file else None
     docs = {"<demo>": _demo_doc()} if demo else {}
     for path in json_files:
         try:
@@ -111,5 +110,5 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
         doc, main_figure = runs, figures.quality_latency_figure
     write_atomically(output, html)
     if plot_file:
-        figures.render(main_figure(doc), Path(plot_file).suffix.lstrip(".").lower(), plot_file)
+        figures.render(main_figure(doc), plot_format, plot_file)
     click.echo(output)

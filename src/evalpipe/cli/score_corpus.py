@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import click
@@ -101,8 +100,7 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
         from evalpipe.report import figures, page
 
         figures.pyplot()  # a missing extra or a plot format without a writer fails before any scoring
-        if plot_file and Path(plot_file).suffix.lstrip(".").lower() not in figures.FORMATS:
-            raise UsageError(f"--plot: expected a file ending in .{', .'.join(figures.FORMATS)}, got {plot_file!r}")
+        plot_format = figures.plot_format(plot_file) if plot_file else None
         confidence, all_pairs = True, all_pairs or bool(report_file)
     if paired_bs and paired_ar:
         raise UsageError("choose one of --paired-bs and --paired-ar")
@@ -153,7 +151,7 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
         if report_file:
             write_atomically(report_file, page.corpus_report(doc))
         if plot_file:
-            figures.render(figures.interval_figure(doc), Path(plot_file).suffix.lstrip(".").lower(), plot_file)
+            figures.render(figures.interval_figure(doc), plot_format, plot_file)
     if fmt == "json":
         click.echo(to_json(results, header))
     elif fmt == "tsv":

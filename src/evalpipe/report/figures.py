@@ -215,6 +215,14 @@ def bucket_figure(doc: Dict[str, Any]) -> Any:
     return fig
 
 
+def plot_format(path: str) -> str:
+    """The format a ``--plot`` file's name asks for (its suffix), or a :class:`UsageError` naming the ones there are."""
+    fmt = os.path.splitext(path)[1].lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise UsageError(f"--plot: expected a file ending in .{', .'.join(FORMATS)}, got {path!r}")
+    return fmt
+
+
 def render(fig: Any, fmt: str = "svg", path: Optional[str] = None) -> str:
     """The figure as SVG text (``fmt="svg"`` without ``path``), or written to ``path`` in ``fmt``."""
     if fmt not in FORMATS:
