@@ -86,3 +86,19 @@ class Combination(Metric):
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         return " + ".join(f"{w!r}*{name}[{m.signature(nrefs)}]" for w, name, m in self.members)
+
+
+class Bundle:
+    """Several metrics computed over one input in one pass (an input whose segments are costly to
+    prepare, such as a talk to realign, prepares each once): the stats vector is the concatenation
+    of the members', and each member is scored on its own slice (:meth:`scores`), not combined."""
+
+    def __init__(self, metrics: Sequence[Metric]) -> None:
+        self.metrics = list(metrics)
+        ends = list(accumulate(m.num_stats for m in self.metrics))
+        self.slices = [slice(end - m.num_stats, end) for end, m in zip(ends, self.metrics)]
+        self.num_stats = ends[-1] if ends else 0
+
+    def parts(self, stats: Sequence[Any]) -> List[Sequence[Any]]:
+        """Each member's slice of a concatenated vector."""
+        return [stats[sl] for sl in self.slices]

@@ -16,9 +16,9 @@ Kinds:
 * :class:`Items` -- arbitrary items that a user evaluator scores one by one
   (:mod:`evalpipe.sentence_evaluator`).
 
-Talk-level streaming logs (long-form simultaneous translation) are the next kind: a subclass whose
-segments are whole talks, split by talk, whose ``rows`` rebuild and realign each talk before the
-metric sees its sentences -- the engines need no change.
+* :class:`Talks` -- long-form streaming talks (:class:`~evalpipe.sufficient_stats.talks.Talk`):
+  a segment is a whole talk, split by talk; ``rows`` realign each talk where the work runs and give
+  one row per talk, the sum of its sentences' rows (or the talk's own row for a talk metric).
 """
 from __future__ import annotations
 
@@ -28,8 +28,11 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import check_same_length, count_lines, line_blocks, read_lines
 from evalpipe.errors import InputError
+from evalpipe.evaluators.talk_realign import quality_texts, sentences
+from evalpipe.sufficient_stats.combine import Bundle
 from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import Hypotheses, SimulHypothesis
+from evalpipe.sufficient_stats.talks import Talk
 from evalpipe.sufficient_stats.vectors import Partial, partial_sum
 
 Segment = Tuple[Any, Tuple[str, ...]]
@@ -195,6 +198,66 @@ class TextFiles(Input):
             stop = float("inf") if self.stop is None else self.stop
             joined = joined.filter(lambda rec, a=self.start, b=stop: a <= rec[0] < b)
         return joined
+
+
+class Talks(Input):
+    """Long-form talks; each talk is one segment (see :mod:`evalpipe.evaluators.talk_realign`).
+
+    A sentence metric sees every realigned sentence of a talk (a text metric its realigned text and
+    reference), a talk metric the talk itself.  A talk's row is the exact sum of its sentences'
+    rows, so resampling rows resamples talks -- the sentences of a talk share its realignment and
+    its clock, so talks, not sentences, are the independent units.  ``partial`` sums every
+    sentence's row exactly (no rounding per talk)."""
+
+    nrefs = 1
+
+    def __init__(self, talks: Sequence[Talk], name: str = "") -> None:
+        bad = next((t for t in talks if not isinstance(t, Talk)), None)
+        if bad is not None:
+            raise InputError(f"expected talks, got {type(bad).__name__}", name or None)
+        self.talks, self.name = list(talks), name
+
+    def __len__(self) -> int:
+        return len(self.talks)
+
+    def split(self, parts: int) -> List["Input"]:
+        return [Talks(self.talks[a:b], self.name) for a, b in _bounds(len(self), parts)]
+
+    @staticmethod
+    def talk_partial(metric: Any, talk: Talk) -> Partial:
+        """The exact sum of a talk's rows: its sentences' rows, or one row for a talk metric; for a
+        :class:`~evalpipe.sufficient_stats.combine.Bundle`, every member's, concatenated."""
+        if isinstance(metric, Bundle):
+            out = Partial(metric.num_stats)
+            parts = [Talks.talk_partial(m, talk) for m in metric.metrics]
+            out.totals = [v for p in parts for v in p.totals]
+            out.integral = [v for p in parts for v in p.integral]
+            out.rows = 1
+            return out
+        if metric.hypothesis_kind == "talk":
+            rows = [metric.stats(talk, ())]
+        elif metric.hypothesis_kind == "text":
+            found = sentences(talk)
+            rows = [metric.stats(text, (s.reference,)) for text, s in zip(quality_texts(talk), found)]
+        else:
+            rows = [metric.stats(s, (s.reference,)) for s in sentences(talk)]
+        return partial_sum(rows, metric.num_stats)
+
+    def rows(self, metric: Any) -> List[list]:
+        return [self.talk_partial(metric, talk).finish() for talk in self.talks]
+
+    def partial(self, metric: Any) -> Partial:
+        total = Partial(metric.num_stats)
+        for talk in self.talks:
+            total = total.merge(self.talk_partial(metric, talk))
+        return total
+
+    def segments(self) -> Iterator[Segment]:
+        return ((talk, ()) for talk in self.talks)
+
+    @classmethod
+    def from_segments(cls, segments: Sequence[Segment], nrefs: int) -> "Input":
+        return cls([talk for talk, _ in segments])
 
 
 class Items(Input):

@@ -5,10 +5,14 @@ import json
 
 import click
 
-from evalpipe.cli.base import Group
+from evalpipe import __version__
+from evalpipe.cli.base import Command, Group, setup_logging
 from evalpipe.corpus import open_binary, read_lines
+from evalpipe.engines import make_engine
 from evalpipe.evaluators import stream_latency as S
 from evalpipe.protocol.codec import decode_line
+from evalpipe.registry import metric_specs, parse_key_values
+from evalpipe.scoring.results import to_json, to_table
 
 
 @click.group("stream", cls=Group)
@@ -48,3 +52,54 @@ def latency_command(source_file, streams, penalty_scale, one_sentence, read_acti
            "penalty_scale": penalty_scale, "one_sentence": one_sentence}
     click.echo(json.dumps(doc, indent=1) if fmt == "json" else
                f"AP {ap!r}\nAL {al!r}\nDAL {dal!r}\nsentences {total[3]} in {len(streams)} stream(s)")
+
+
+@stream_group.command("score", cls=Command)
+@click.option("--log-file", "log_files", required=True, multiple=True, type=click.Path(dir_okay=False),
+              help="a simulstream metrics.jsonl log (repeat to compare systems on the same talks)")
+@click.option("-a", "--audio-definition", required=True, type=click.Path(dir_okay=False),
+              help="YAML (or JSON) list of wav, offset and duration, one entry per reference line")
+@click.option("-r", "--reference", required=True, type=click.Path(dir_okay=False),
+              help="the reference sentences, one a line")
+@click.option("--eval-config", type=click.Path(dir_okay=False),
+              help="simulstream eval config (detokenizer_type: simuleval, latency_unit word/char/spm); "
+                   "default: tokens joined with spaces")
+@click.option("--latency-unit", type=click.Choice(["word", "char"]), default="word", show_default=True,
+              help="units of latency, erasure and realignment")
+@click.option("--resegmenter", type=click.Choice(["omnisteval", "mweralign"]), default="omnisteval",
+              show_default=True, help="realign as OmniSTEval 0.1.10 or as simulstream 1.0.0 (mweralign, extra)")
+@click.option("--lang", default=None, help="OmniSTEval's Moses tokenization language (omnisteval resegmenter)")
+@click.option("-m", "--metric", "metric_names", multiple=True,
+              help="metric (repeat); default: what the resegmenter's anchor reports")
+@click.option("-o", "--option", "options", multiple=True, metavar="[METRIC.]KEY=VALUE", help="metric option")
+@click.option("--confidence", is_flag=True, help="bootstrap 95%% confidence intervals over talks")
+@click.option("--confidence-n", type=click.IntRange(min=2), default=1000, show_default=True)
+@click.option("--paired-bs", is_flag=True, help="paired bootstrap over talks against the first log")
+@click.option("--seed", type=int, default=12345, show_default=True)
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-w", "--width", type=click.IntRange(min=0), default=4, show_default=True, help="decimals in the table")
+@click.option("--engine", default="local", show_default=True, metavar="NAME",
+              help="local, pool, spark or any evalpipe.engines plugin; talks are the unit of work")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--spark-master", default="local[2]", show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
+def score_command(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
+                  options, confidence, confidence_n, paired_bs, seed, fmt, width, engine, workers, spark_master,
+                  verbose) -> None:
+    """Score long-form streaming logs: rebuild each talk, realign it to the references, and score
+    quality and latency per realigned sentence (and erasure and speed per talk).
+
+    The values equal simulstream 1.0.0's (--resegmenter mweralign; StreamLAAL in s) and
+    OmniSTEval 0.1.10's (--resegmenter omnisteval; Long* latency in ms)."""
+    setup_logging(verbose)
+    from evalpipe.stream.files import read_talks
+    from evalpipe.stream.score import DEFAULT_METRICS, score_talks
+
+    specs = metric_specs(metric_names or DEFAULT_METRICS[resegmenter], parse_key_values(options))
+    systems = [(path, read_talks(path, audio_definition, reference, eval_config, latency_unit, resegmenter, lang))
+               for path in log_files]
+    with make_engine(engine, workers, spark_master=spark_master) as runner:
+        results, header = score_talks(systems, specs, runner, confidence_n if confidence else 0, paired_bs, seed)
+    header = {"evalpipe_version": __version__, "log_files": list(log_files), "reference": reference,
+              "audio_definition": audio_definition, **header}
+    click.echo(to_json(results, header) if fmt == "json" else to_table(results, width))

@@ -1,0 +1,188 @@
+"""The files of a long-form evaluation, read exactly as simulstream 1.0.0 and OmniSTEval 0.1.10 read them.
+
+* **Log** (simulstream's ``metrics.jsonl``): one JSON object a line.  A line with ``metadata`` maps its
+  ``id`` to a talk, the stem of ``metadata.wav_name`` (a later metadata line may map the id again);
+  a line with an ``id`` and no ``metadata`` is a step of that id's current talk (``generated_tokens``,
+  ``deleted_tokens``, ``total_audio_processed``, ``computation_time``); lines without an id and blank
+  lines are ignored.  Talks may interleave; they keep the order of their first step.
+* **Eval config** (YAML): ``detokenizer_type: simuleval`` with ``latency_unit`` ``word``, ``char`` or
+  ``spm`` (the detokenizer; the ``hf`` and ``canary`` detokenizers need the model's tokenizer and are
+  refused with that reason).  Without a config the tokens are joined with spaces.
+* **Audio definition** (YAML, or JSON as OmniSTEval also reads): a list with one entry per reference
+  line, ``wav``, ``offset`` and ``duration`` (s); the talk is the stem of ``wav``.  A talk's entries
+  must be contiguous (OmniSTEval groups consecutive entries, simulstream by name).
+* **Reference**: one sentence a line, as many as the audio definition's entries, stripped.
+
+Refused with the file, line and talk named (the anchors assert, crash or silently differ): invalid
+JSON, a step whose id has no metadata, a step missing a field or with fields of the wrong type, a
+count mismatch between definition and reference, an empty reference line, a zero or negative
+duration, a talk of the references missing from the log.  A talk of the log without references is
+kept (its steps count for erasure and real-time factor, as in simulstream's ``stats``) and named on
+stderr.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections import OrderedDict
+from pathlib import PurePath
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from evalpipe.corpus import decoded, open_binary, read_lines
+from evalpipe.errors import InputError, UsageError
+from evalpipe.evaluators.stream_output import Step, rebuild
+from evalpipe.sufficient_stats.talks import RefSentence, Talk
+
+log = logging.getLogger(__name__)
+STEP_FIELDS = ("generated_tokens", "deleted_tokens", "total_audio_processed", "computation_time")
+
+
+def stem(name: str) -> str:
+    """A talk's name: the file name without directory and last extension (``pathlib``'s stem)."""
+    return PurePath(name).stem
+
+
+def _yaml(path: str) -> Any:
+    with open_binary(path) as handle:
+        raw = handle.read()
+    if path.endswith(".json"):
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise InputError(f"expected JSON: {exc}", path) from None
+    try:
+        import yaml
+    except ImportError:
+        raise UsageError(f"reading {path} needs PyYAML: pip install 'evalpipe[stream]' (or give JSON)") from None
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise InputError(f"expected YAML: {exc}", path) from None
+
+
+def read_eval_config(path: Optional[str]) -> str:
+    """The detokenizer an eval config names: ``word``, ``char`` or ``spm`` (``word`` without a config)."""
+    if path is None:
+        return "word"
+    config = _yaml(path)
+    if not isinstance(config, dict):
+        raise InputError(f"expected a mapping with detokenizer_type, got {type(config).__name__}", path)
+    kind = config.get("detokenizer_type")
+    if kind != "simuleval":
+        raise InputError(f"expected detokenizer_type: simuleval (the hf and canary detokenizers need the model's "
+                         f"own tokenizer), got {kind!r}", path)
+    unit = config.get("latency_unit")
+    if unit not in ("word", "char", "spm"):
+        raise InputError(f"expected latency_unit word, char or spm for the simuleval detokenizer, got {unit!r}", path)
+    return unit
+
+
+def _number(value: Any, what: str, path: str, line: int) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"expected {what} to be a finite number, got {value!r}", path, line)
+    return value
+
+
+def read_log(path: str) -> "OrderedDict[str, List[Step]]":
+    """The steps of every talk of a simulstream log, in the order of each talk's first step."""
+    talks: "OrderedDict[str, List[Step]]" = OrderedDict()
+    names: Dict[Any, str] = {}
+    with open_binary(path) as handle:
+        for number, text in enumerate(decoded(handle, path), 1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError as exc:
+                raise InputError(f"expected a JSON object, got {text[:60]!r} ({exc})", path, number) from None
+            if not isinstance(record, dict):
+                raise InputError(f"expected a JSON object, got {type(record).__name__}", path, number)
+            if "metadata" in record:
+                meta = record["metadata"]
+                if not isinstance(meta, dict) or not isinstance(meta.get("wav_name"), str) or "id" not in record:
+                    raise InputError("expected a metadata line with an id and metadata.wav_name", path, number)
+                names[_key(record["id"])] = stem(meta["wav_name"])
+                continue
+            if "id" not in record:
+                continue
+            key = _key(record["id"])
+            if key not in names:
+                raise InputError(f"id {record['id']!r} has no metadata line before it (which talk is it?)", path, number)
+            missing = [f for f in STEP_FIELDS if f not in record]
+            if missing:
+                raise InputError(f"talk {names[key]!r}: expected a step with {', '.join(missing)}", path, number)
+            gen, dele = record["generated_tokens"], record["deleted_tokens"]
+            if not isinstance(gen, list) or not isinstance(dele, list):
+                raise InputError(f"talk {names[key]!r}: expected generated_tokens and deleted_tokens to be lists",
+                                 path, number)
+            step = Step(gen, dele, _number(record["total_audio_processed"], "total_audio_processed", path, number),
+                        _number(record["computation_time"], "computation_time", path, number), number)
+            talks.setdefault(names[key], []).append(step)
+    return talks
+
+
+def _key(value: Any) -> Any:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+
+def read_references(audio_definition: str, reference: str) -> "OrderedDict[str, List[RefSentence]]":
+    """Every talk's reference sentences with their offsets and durations, in the definition's order."""
+    entries = _yaml(audio_definition)
+    if not isinstance(entries, list):
+        raise InputError(f"expected a list of entries with wav, offset and duration, got {type(entries).__name__}",
+                         audio_definition)
+    lines = [line.strip() for line in read_lines(reference, allow_empty=True)]
+    if len(lines) != len(entries):
+        raise InputError(f"expected one reference line per audio-definition entry ({len(entries)} in "
+                         f"{audio_definition}), got {len(lines)}", reference)
+    talks: "OrderedDict[str, List[RefSentence]]" = OrderedDict()
+    previous = None
+    for number, (entry, line) in enumerate(zip(entries, lines), 1):
+        if not isinstance(entry, dict) or any(k not in entry for k in ("wav", "offset", "duration")):
+            raise InputError(f"entry {number}: expected wav, offset and duration, got {entry!r}", audio_definition)
+        name = stem(str(entry["wav"]))
+        offset = _number(entry["offset"], f"entry {number}'s offset", audio_definition, None)
+        duration = _number(entry["duration"], f"entry {number}'s duration", audio_definition, None)
+        if duration <= 0:
+            raise InputError(f"entry {number} (talk {name!r}): expected a positive duration, got {duration!r} "
+                             f"(latency divides by it)", audio_definition)
+        if not line:
+            raise InputError(f"talk {name!r}: expected a reference sentence, got an empty line", reference, number)
+        if name in talks and name != previous:
+            raise InputError(f"entry {number}: the entries of talk {name!r} are not contiguous", audio_definition)
+        talks.setdefault(name, []).append(RefSentence(line, offset, duration))
+        previous = name
+    return talks
+
+
+def read_talks(log_file: str, audio_definition: str, reference: str, eval_config: Optional[str] = None,
+               unit: str = "word", resegmenter: str = "omnisteval", lang: Optional[str] = None) -> List[Talk]:
+    """The talks of a log with their references: rebuilt (:func:`~evalpipe.evaluators.stream_output.rebuild`)
+    and ready to realign.  Talks of the references come first, in the definition's order, then talks
+    of the log that have no reference."""
+    detokenizer = read_eval_config(eval_config)
+    steps = read_log(log_file)
+    refs = read_references(audio_definition, reference)
+    missing = [name for name in refs if name not in steps]
+    if missing:
+        raise InputError(f"expected every talk of {audio_definition} in the log; missing: {', '.join(missing[:10])}"
+                         + (f" and {len(missing) - 10} more" if len(missing) > 10 else ""), log_file)
+    extra = [name for name in steps if name not in refs]
+    if extra:
+        log.warning("%s: %d talk(s) without references (counted by normalized_erasure and real_time_factor "
+                    "only): %s", log_file, len(extra), ", ".join(extra[:10]))
+    talks = []
+    for name in list(refs) + extra:
+        where = f"{log_file}, talk {name!r}"
+        out = rebuild(steps[name], detokenizer, unit, where)
+        talk_steps = steps[name]
+        talks.append(Talk(name, out.text, out.delays, out.ca_delays, refs.get(name, []), unit, out.deleted_units,
+                          sum(s.computation for s in talk_steps), talk_steps[-1].audio, len(talk_steps), log_file,
+                          resegmenter, lang))
+    return talks
+
+
+def summary(talks: Sequence[Talk]) -> Tuple[int, int, int]:
+    """(talks, reference sentences, steps)."""
+    return len(talks), sum(len(t.references) for t in talks), sum(t.steps for t in talks)
