@@ -109,9 +109,10 @@ def _similarities(ref_types: List[str], hyp_types: List[str], char_level: bool) 
     return sim
 
 
-def _align(sim: np.ndarray) -> List[Tuple[int, int]]:
-    """The aligned pairs ``(reference token or -1, output token or -1)`` in order (step 2)."""
-    n, m = sim.shape
+def _align(sim_types: np.ndarray, ref_ids: np.ndarray, hyp_ids: np.ndarray) -> List[Tuple[int, int]]:
+    """The aligned pairs ``(reference token or -1, output token or -1)`` in order (step 2); a row of
+    similarities is gathered from the distinct tokens' table when it is needed."""
+    n, m = len(ref_ids), len(hyp_ids)
     back = np.empty((n + 1, m + 1), dtype=np.uint8)
     back[0, :] = INSERT
     back[:, 0] = DELETE
@@ -119,7 +120,7 @@ def _align(sim: np.ndarray) -> List[Tuple[int, int]]:
     prev = np.zeros(m + 1)
     row = np.zeros(m + 1)
     for i in range(1, n + 1):
-        match = prev[:-1] + sim[i - 1]
+        match = prev[:-1] + sim_types[ref_ids[i - 1]][hyp_ids]
         delete = prev[1:]
         best = np.maximum(match, delete)
         row[0] = 0.0
@@ -199,8 +200,7 @@ def realign(units: Sequence[str], references: Sequence[str], char_level: bool = 
     ref_ids = [ref_types.setdefault(t, len(ref_types)) for t, _, _ in ref_tokens]
     hyp_ids = [hyp_types.setdefault(t, len(hyp_types)) for t, _, _ in hyp_tokens]
     sim_types = _similarities(list(ref_types), list(hyp_types), char_level)
-    sim = sim_types[np.asarray(ref_ids)[:, None], np.asarray(hyp_ids)[None, :]]
-    pairs = _align(sim)
+    pairs = _align(sim_types, np.asarray(ref_ids), np.asarray(hyp_ids))
 
     def similarity(ref: int, hyp: int) -> Any:
         return sim_types[ref_ids[ref], hyp_ids[hyp]]

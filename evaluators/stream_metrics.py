@@ -59,6 +59,8 @@ class SentenceMetric(Metric):
     STATS_FIELDS = ("value_sum", "scored", "skipped")
     OPTIONS = {"computation_aware": Option(bool, False, "use the computation-aware delays")}
     CONTRACT_EXAMPLES = [(s, [s.reference]) for s in _EXAMPLE_SENTENCES]
+    #: the sentence carries its reference (as the realigner's anchor reads it); the references argument is unused
+    uses_reference: ClassVar[bool] = False
     #: the ``_ca`` plugins fix computation_aware
     aware: ClassVar[Optional[bool]] = None
 
@@ -69,9 +71,18 @@ class SentenceMetric(Metric):
                 raise InputError(f"{self.name} fixes computation_aware={self.aware}")
         super().__init__(**options)
 
+    #: the anchor whose conventions the metric follows, and its time unit
+    conventions: ClassVar[str] = "omnisteval-0.1.10"
+    time_unit: ClassVar[str] = "ms"
+
+    def signature(self, nrefs: Optional[int] = None) -> str:
+        aware = "yes" if self.options["computation_aware"] else "no"
+        return f"{self.name}|ca:{aware}|time:{self.time_unit}|conventions:{self.conventions}|evalpipe"
+
     def check_hypothesis(self, hypothesis: Any, index: Optional[int] = None) -> Any:
         if not isinstance(hypothesis, Sentence):
-            raise InputError(f"{self.name}: expected a realigned sentence of a talk, got {type(hypothesis).__name__}")
+            raise InputError(f"{self.name}: expected a hypothesis that is a realigned sentence of a talk, "
+                             f"got {type(hypothesis).__name__}")
         return hypothesis
 
     def delays(self, sentence: Sentence) -> Sequence[float]:
@@ -109,6 +120,7 @@ class StreamLAAL(SentenceMetric):
     """simulstream's StreamLAAL (s); see the module docstring."""
 
     name = "stream_laal"
+    conventions, time_unit = "simulstream-1.0.0", "s"
 
     def value(self, sentence: Sentence, delays: Sequence[float]) -> Optional[float]:
         shifted = [d - sentence.offset for d in delays]
@@ -210,7 +222,8 @@ class LongDALCA(LongDAL):
 def _example_talks() -> List[Talk]:
     return [Talk("a", "one two three", [1.0, 2.0, 3.0], [1.5, 2.5, 3.5], [], deleted_units=2, computation=0.5,
                  audio_end=4.0),
-            Talk("b", "", [], [], [], deleted_units=0, computation=0.25, audio_end=2.0)]
+            Talk("b", "", [], [], [], deleted_units=0, computation=0.25, audio_end=2.0),
+            Talk("c", "vier fünf", [2.5, 2.75], [2.5, 3.0], [], deleted_units=1, computation=0.125, audio_end=3.0)]
 
 
 class TalkMetric(Metric):
@@ -220,11 +233,15 @@ class TalkMetric(Metric):
     higher_is_better = False
     min_references, max_references = 0, 0
     NONNEGATIVE_STATS = True
+    uses_reference: ClassVar[bool] = False
 
     def check_hypothesis(self, hypothesis: Any, index: Optional[int] = None) -> Any:
         if not isinstance(hypothesis, Talk):
-            raise InputError(f"{self.name}: expected a talk, got {type(hypothesis).__name__}")
+            raise InputError(f"{self.name}: expected a hypothesis that is a talk, got {type(hypothesis).__name__}")
         return hypothesis
+
+    def signature(self, nrefs: Optional[int] = None) -> str:
+        return f"{self.name}|conventions:simulstream-1.0.0|evalpipe"
 
     def score_from_stats(self, stats: List[Any]) -> float:
         numerator, denominator = stats

@@ -138,64 +138,86 @@ def _check_tokens(tokens: Iterable[str], where: str, line: int) -> None:
                              f"got {token!r}", where, line)
 
 
-def rebuild(steps: Sequence[Step], detokenizer: str = "word", unit: str = "word", where: str = "") -> Output:
-    """The final text of a talk and the delays of its units (rules in the module docstring)."""
-    if detokenizer not in DETOKENIZERS:
-        raise InputError(f"expected a detokenizer among {', '.join(DETOKENIZERS)}, got {detokenizer!r}")
-    if unit not in UNITS:
-        raise InputError(f"expected a latency unit among {', '.join(UNITS)}, got {unit!r}")
-    words = unit == "word"
-    text_state = _Words() if words else _Chars(strip=detokenizer == "spm")
-    tokens: List[str] = []
-    delays: List[float] = []
-    ca_delays: List[float] = []
-    deleted_units = 0
+class Rebuild:
+    """A talk's output being rebuilt step by step (:meth:`feed`), so that a log's steps need not be kept:
+    only the tokens, the text state and the delays of the talks in progress are."""
 
-    def piece(token: str) -> str:
-        if detokenizer == "word":
-            return token if not tokens else " " + token
-        return token.replace("\u2581", " ") if detokenizer == "spm" else token
+    def __init__(self, detokenizer: str = "word", unit: str = "word", where: str = "") -> None:
+        if detokenizer not in DETOKENIZERS:
+            raise InputError(f"expected a detokenizer among {', '.join(DETOKENIZERS)}, got {detokenizer!r}")
+        if unit not in UNITS:
+            raise InputError(f"expected a latency unit among {', '.join(UNITS)}, got {unit!r}")
+        self.detokenizer, self.unit, self.where = detokenizer, unit, where
+        self.words = unit == "word"
+        self.text = _Words() if self.words else _Chars(strip=detokenizer == "spm")
+        self.tokens: List[str] = []
+        self.delays: List[float] = []
+        self.ca_delays: List[float] = []
+        self.deleted_units = 0
+        self.steps = 0
+        self.computation = 0.0
+        self.audio = 0.0
 
-    def count() -> int:
-        return text_state.count() if words else text_state.count_of(len(tokens))
+    def _piece(self, token: str) -> str:
+        if self.detokenizer == "word":
+            return token if not self.tokens else " " + token
+        return token.replace("\u2581", " ") if self.detokenizer == "spm" else token
 
-    for number, step in enumerate(steps):
+    def _count(self) -> int:
+        return self.text.count() if self.words else self.text.count_of(len(self.tokens))
+
+    def feed(self, step: Step) -> None:
+        """Apply one step (rules in the module docstring)."""
         ideal, aware = step.audio, step.audio + step.computation
-        _check_tokens(step.generated, where, step.line)
-        _check_tokens(step.deleted, where, step.line)
+        _check_tokens(step.generated, self.where, step.line)
+        _check_tokens(step.deleted, self.where, step.line)
+        tokens, text, delays, ca_delays = self.tokens, self.text, self.delays, self.ca_delays
         if step.deleted:
             k = len(step.deleted)
-            if number == 0 or k > len(tokens) or list(step.deleted) != tokens[-k:]:
-                shown = " ".join(tokens[-k:]) if number else ""
-                raise InputError(f"expected deleted_tokens to be the end of the output so far ({shown!r}), "
-                                 f"got {' '.join(step.deleted)!r}", where, step.line)
-            deleted_units += len(units_of(detokenize(step.deleted, detokenizer), unit))
-            old = count()
+            if self.steps == 0:
+                raise InputError(f"expected no deleted_tokens in a talk's first step (nothing is written yet), "
+                                 f"got {' '.join(step.deleted)!r}", self.where, step.line)
+            if k > len(tokens) or list(step.deleted) != tokens[-k:]:
+                raise InputError(f"expected deleted_tokens to be the end of the output so far "
+                                 f"({' '.join(tokens[-k:])!r}), got {' '.join(step.deleted)!r}", self.where, step.line)
+            self.deleted_units += len(units_of(detokenize(step.deleted, self.detokenizer), self.unit))
+            old = self._count()
             keep = len(tokens) - k
-            if words:
-                new_state = text_state.state(keep)
+            cut_short = False
+            if self.words:
+                new_state = text.state(keep)
                 new_count = _Words.count_of(new_state)
-                cut_short = new_count >= 1 and text_state.word(new_count - 1) != text_state.last(new_state)
-            text_state.restore(keep)
+                cut_short = new_count >= 1 and text.word(new_count - 1) != text.last(new_state)
+            text.restore(keep)
             del tokens[keep:]
-            removed = old - count()
+            removed = old - self._count()
             if removed > 0:
                 del delays[-removed:], ca_delays[-removed:]
-            if words and cut_short:
+            if cut_short:
                 delays[-1], ca_delays[-1] = ideal, aware
-        old = count()
-        if words and old:
-            old_last = text_state.last()
+        old = self._count()
+        old_last = text.last() if self.words and old else None
         for token in step.generated:
-            text_state.push(piece(token))
+            text.push(self._piece(token))
             tokens.append(token)
-        added = count() - old
-        if number == 0:
-            delays, ca_delays = [ideal] * added, [aware] * added
-            continue
+        added = self._count() - old
         if added > 0:
             delays += [ideal] * added
             ca_delays += [aware] * added
-        if words and old and text_state.word(old - 1) != old_last:
+        if self.steps and old_last is not None and text.word(old - 1) != old_last:
             delays[old - 1], ca_delays[old - 1] = ideal, aware
-    return Output(detokenize(tokens, detokenizer), delays, ca_delays, deleted_units)
+        self.steps += 1
+        self.computation += step.computation
+        self.audio = step.audio
+
+    def result(self) -> Output:
+        """The final text, its delays and the units retracted."""
+        return Output(detokenize(self.tokens, self.detokenizer), self.delays, self.ca_delays, self.deleted_units)
+
+
+def rebuild(steps: Sequence[Step], detokenizer: str = "word", unit: str = "word", where: str = "") -> Output:
+    """The final text of a talk and the delays of its units (rules in the module docstring)."""
+    state = Rebuild(detokenizer, unit, where)
+    for step in steps:
+        state.feed(step)
+    return state.result()

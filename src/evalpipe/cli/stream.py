@@ -1,7 +1,9 @@
 """``evalpipe stream``: evaluation of unsegmented (long-form) simultaneous translation streams."""
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 
 import click
 
@@ -9,10 +11,11 @@ from evalpipe import __version__
 from evalpipe.cli.base import Command, Group, setup_logging
 from evalpipe.corpus import open_binary, read_lines
 from evalpipe.engines import make_engine
+from evalpipe.errors import UsageError
 from evalpipe.evaluators import stream_latency as S
 from evalpipe.protocol.codec import decode_line
 from evalpipe.registry import metric_specs, parse_key_values
-from evalpipe.scoring.results import to_json, to_table
+from evalpipe.scoring.results import to_json, to_metric_table
 
 
 @click.group("stream", cls=Group)
@@ -92,14 +95,82 @@ def score_command(log_files, audio_definition, reference, eval_config, latency_u
     The values equal simulstream 1.0.0's (--resegmenter mweralign; StreamLAAL in s) and
     OmniSTEval 0.1.10's (--resegmenter omnisteval; Long* latency in ms)."""
     setup_logging(verbose)
-    from evalpipe.stream.files import read_talks
-    from evalpipe.stream.score import DEFAULT_METRICS, score_talks
+    _score(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
+           options, confidence_n if confidence else 0, paired_bs, seed, fmt, width, engine, workers, spark_master)
+
+
+def _score(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
+           options, confidence, paired, seed, fmt, width, engine, workers, spark_master) -> None:
+    from evalpipe.scoring.talks import DEFAULT_METRICS, score_talks
+    from evalpipe.stream.files import iter_talks, read_eval_config, read_references
 
     specs = metric_specs(metric_names or DEFAULT_METRICS[resegmenter], parse_key_values(options))
-    systems = [(path, read_talks(path, audio_definition, reference, eval_config, latency_unit, resegmenter, lang))
-               for path in log_files]
+    for spec in specs:
+        spec.build()  # an unknown metric or option fails before any reading
+    refs = read_references(audio_definition, reference)
+    detokenizer = read_eval_config(eval_config)
+    systems = [(path, iter_talks(path, refs, detokenizer, latency_unit, resegmenter, lang)) for path in log_files]
+    settings = {"reseg": resegmenter, "unit": latency_unit, "lang": lang if resegmenter == "omnisteval" else None}
     with make_engine(engine, workers, spark_master=spark_master) as runner:
-        results, header = score_talks(systems, specs, runner, confidence_n if confidence else 0, paired_bs, seed)
+        results, header = score_talks(systems, specs, runner, confidence, paired, seed, settings)
     header = {"evalpipe_version": __version__, "log_files": list(log_files), "reference": reference,
-              "audio_definition": audio_definition, **header}
-    click.echo(to_json(results, header) if fmt == "json" else to_table(results, width))
+              "audio_definition": audio_definition, "sentences": sum(map(len, refs.values())), **header}
+    click.echo(to_json(results, header) if fmt == "json" else to_metric_table(results, width))
+
+
+@stream_group.command("run", cls=Command)
+@click.option("--source", "source_file", type=click.Path(dir_okay=False, exists=True),
+              help="the source sentences of every talk, one a line (words arrive evenly over each sentence)")
+@click.option("-a", "--audio-definition", type=click.Path(dir_okay=False, exists=True),
+              help="YAML (or JSON) list of wav, offset and duration, one entry per source line")
+@click.option("-r", "--reference", type=click.Path(dir_okay=False, exists=True),
+              help="reference sentences: score the log once written")
+@click.option("--agent", default="replay", show_default=True,
+              help="an evalpipe.longform_agents plugin or module:Class")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="agent option")
+@click.option("--chunk", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="seconds of a talk's clock between steps")
+@click.option("--log-file", type=click.Path(dir_okay=False),
+              help="where the simulstream-format log goes (default: stream-run.jsonl, or a temporary file with --demo)")
+@click.option("--demo", is_flag=True,
+              help="the shipped demo: two WMT21 TED talks, Online-W replayed with Nemo's drafts retracted")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
+def run_command(source_file, audio_definition, reference, agent, options, chunk, log_file, demo, fmt, verbose) -> None:
+    """Run a long-form agent over whole talks, write a simulstream-format log, and (with -r, or
+    --demo) score it with OmniSTEval's metrics."""
+    import tempfile
+    from importlib import resources
+
+    from evalpipe.corpus import write_atomically
+    from evalpipe.stream.agent import load_agent
+    from evalpipe.stream.files import read_references
+    from evalpipe.stream.run import run_talk
+
+    setup_logging(verbose)
+    settings = parse_key_values(options)
+    if demo:
+        if source_file or audio_definition or reference:
+            raise UsageError("--demo brings its own source, audio definition and reference")
+        folder = resources.files("evalpipe").joinpath("demo", "longform")
+        source_file, audio_definition = str(folder / "source.en"), str(folder / "audio.json")
+        reference = str(folder / "reference.de")
+        settings = {"hypothesis": str(folder / "online-w.de"), "drafts": str(folder / "nemo.de"), "lag": "2",
+                    "retract": "0.25", **settings}
+        log_file = log_file or str(Path(tempfile.mkdtemp(prefix="evalpipe-stream-")) / "metrics.jsonl")
+    if not source_file or not audio_definition:
+        raise UsageError("give --source and --audio-definition (or --demo)")
+    log_file = log_file or "stream-run.jsonl"
+    talks = read_references(audio_definition, source_file)
+    runner = load_agent(agent, settings)
+    lines = io.StringIO()
+    steps = sum(run_talk(runner, name, ident, [(r.content, r) for r in refs], chunk, lines)
+                for ident, (name, refs) in enumerate(talks.items()))
+    write_atomically(log_file, lines.getvalue())
+    click.echo(f"{len(talks)} talk(s), {steps} steps: {log_file}", err=True)
+    if reference:
+        from evalpipe.scoring.talks import DEFAULT_METRICS
+
+        metrics = DEFAULT_METRICS["omnisteval"] + ("normalized_erasure", "real_time_factor")
+        _score([log_file], audio_definition, reference, None, "word", "omnisteval", None, metrics, (), 0, False,
+               12345, fmt, 4, "local", 1, "local[2]")

@@ -93,3 +93,24 @@ def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any
         out.append(f"{m} clusters (paired bootstrap, Holm-adjusted p <= {pairs['alpha']}), best first: "
                    + " | ".join(" ".join(c) for c in clusters))
     return "\n".join(out)
+
+
+def to_metric_table(results: List[Result], width: int) -> str:
+    """An aligned table with one row per metric and one column per system, then each metric's
+    signature (for many metrics over few systems, where :func:`to_table` grows too wide)."""
+    systems = list(dict.fromkeys(r.system for r in results))
+    metrics = list(dict.fromkeys(r.metric for r in results))
+    cell: Dict[tuple, Result] = {(r.system, r.metric): r for r in results}
+
+    def show(r: Result) -> str:
+        text = f"{r.score:.{width}f}"
+        if r.ci:
+            text += f" [{r.ci[0]:.{width}f}, {r.ci[1]:.{width}f}]"
+        if r.p_value is not None:
+            text += f" p={r.p_value:.4f}" + ("*" if r.p_value < 0.05 else "")
+        return text
+
+    rows = [["metric"] + systems] + [[m] + [show(cell[(s, m)]) for s in systems] for m in metrics]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(out + [""] + [f"{m}: {cell[(systems[0], m)].signature}" for m in metrics])

@@ -27,11 +27,11 @@ import logging
 import math
 from collections import OrderedDict
 from pathlib import PurePath
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import decoded, open_binary, read_lines
 from evalpipe.errors import InputError, UsageError
-from evalpipe.evaluators.stream_output import Step, rebuild
+from evalpipe.evaluators.stream_output import Rebuild, Step
 from evalpipe.sufficient_stats.talks import RefSentence, Talk
 
 log = logging.getLogger(__name__)
@@ -84,9 +84,8 @@ def _number(value: Any, what: str, path: str, line: int) -> float:
     return value
 
 
-def read_log(path: str) -> "OrderedDict[str, List[Step]]":
-    """The steps of every talk of a simulstream log, in the order of each talk's first step."""
-    talks: "OrderedDict[str, List[Step]]" = OrderedDict()
+def log_steps(path: str) -> Iterator[Tuple[str, Step]]:
+    """``(talk, step)`` for every step line of a simulstream log, in file order."""
     names: Dict[Any, str] = {}
     with open_binary(path) as handle:
         for number, text in enumerate(decoded(handle, path), 1):
@@ -116,9 +115,16 @@ def read_log(path: str) -> "OrderedDict[str, List[Step]]":
             if not isinstance(gen, list) or not isinstance(dele, list):
                 raise InputError(f"talk {names[key]!r}: expected generated_tokens and deleted_tokens to be lists",
                                  path, number)
-            step = Step(gen, dele, _number(record["total_audio_processed"], "total_audio_processed", path, number),
-                        _number(record["computation_time"], "computation_time", path, number), number)
-            talks.setdefault(names[key], []).append(step)
+            yield names[key], Step(gen, dele, _number(record["total_audio_processed"], "total_audio_processed", path,
+                                                      number),
+                                   _number(record["computation_time"], "computation_time", path, number), number)
+
+
+def read_log(path: str) -> "OrderedDict[str, List[Step]]":
+    """The steps of every talk of a simulstream log, in the order of each talk's first step."""
+    talks: "OrderedDict[str, List[Step]]" = OrderedDict()
+    for name, step in log_steps(path):
+        talks.setdefault(name, []).append(step)
     return talks
 
 
@@ -156,31 +162,49 @@ def read_references(audio_definition: str, reference: str) -> "OrderedDict[str, 
     return talks
 
 
-def read_talks(log_file: str, audio_definition: str, reference: str, eval_config: Optional[str] = None,
-               unit: str = "word", resegmenter: str = "omnisteval", lang: Optional[str] = None) -> List[Talk]:
-    """The talks of a log with their references: rebuilt (:func:`~evalpipe.evaluators.stream_output.rebuild`)
-    and ready to realign.  Talks of the references come first, in the definition's order, then talks
-    of the log that have no reference."""
-    detokenizer = read_eval_config(eval_config)
-    steps = read_log(log_file)
-    refs = read_references(audio_definition, reference)
-    missing = [name for name in refs if name not in steps]
+def iter_talks(log_file: str, references: "OrderedDict[str, List[RefSentence]]", detokenizer: str = "word",
+               unit: str = "word", resegmenter: str = "omnisteval", lang: Optional[str] = None
+               ) -> Iterator[Tuple[int, Talk]]:
+    """``(place, talk)`` for every talk of a log, each as soon as its last step is read.
+
+    Two passes over the log: the first checks every line and finds each talk's last step, the second
+    rebuilds the talks (:class:`~evalpipe.evaluators.stream_output.Rebuild`) and hands each over when
+    it is complete, so memory holds only the talks in progress, never the log.  ``place``: the talk's
+    place among the references' talks (in the audio definition's order), then the log's other talks."""
+    last: Dict[str, int] = {}
+    for name, step in log_steps(log_file):
+        last[name] = step.line
+    missing = [name for name in references if name not in last]
     if missing:
-        raise InputError(f"expected every talk of {audio_definition} in the log; missing: {', '.join(missing[:10])}"
+        raise InputError(f"expected every talk of the audio definition in the log; missing: {', '.join(missing[:10])}"
                          + (f" and {len(missing) - 10} more" if len(missing) > 10 else ""), log_file)
-    extra = [name for name in steps if name not in refs]
+    extra = [name for name in last if name not in references]
     if extra:
         log.warning("%s: %d talk(s) without references (counted by normalized_erasure and real_time_factor "
                     "only): %s", log_file, len(extra), ", ".join(extra[:10]))
-    talks = []
-    for name in list(refs) + extra:
-        where = f"{log_file}, talk {name!r}"
-        out = rebuild(steps[name], detokenizer, unit, where)
-        talk_steps = steps[name]
-        talks.append(Talk(name, out.text, out.delays, out.ca_delays, refs.get(name, []), unit, out.deleted_units,
-                          sum(s.computation for s in talk_steps), talk_steps[-1].audio, len(talk_steps), log_file,
-                          resegmenter, lang))
-    return talks
+    place = {name: i for i, name in enumerate(list(references) + extra)}
+    active: Dict[str, Rebuild] = {}
+    for name, step in log_steps(log_file):
+        state = active.get(name)
+        if state is None:
+            state = active[name] = Rebuild(detokenizer, unit, f"{log_file}, talk {name!r}")
+        state.feed(step)
+        if step.line == last[name]:
+            del active[name]
+            out = state.result()
+            yield place[name], Talk(name, out.text, out.delays, out.ca_delays, references.get(name, []), unit,
+                                    out.deleted_units, state.computation, state.audio, state.steps, log_file,
+                                    resegmenter, lang)
+
+
+def read_talks(log_file: str, audio_definition: str, reference: str, eval_config: Optional[str] = None,
+               unit: str = "word", resegmenter: str = "omnisteval", lang: Optional[str] = None) -> List[Talk]:
+    """Every talk of a log with its references, rebuilt and ready to realign (:func:`iter_talks`), in
+    the references' order, then the talks of the log that have no reference."""
+    refs = read_references(audio_definition, reference)
+    found = sorted(iter_talks(log_file, refs, read_eval_config(eval_config), unit, resegmenter, lang),
+                   key=lambda pair: pair[0])
+    return [talk for _, talk in found]
 
 
 def summary(talks: Sequence[Talk]) -> Tuple[int, int, int]:

@@ -1,0 +1,111 @@
+"""Score long-form talks with any metrics: one pass over the talks on any engine, then each metric's
+score, signature and (optionally) bootstrap interval and paired test.
+
+The metrics travel as one :class:`BundleSpec` in one job, so each talk is realigned once for all of
+them, in the worker that holds it; engines split the job by talk (:class:`~evalpipe.inputs.Talks`).
+Rows are talks, so bootstrap intervals and paired tests resample talks: a talk's sentences share its
+realignment and its clock and are not independent draws.  Several logs of the same references are
+several systems; the first is the baseline of ``paired``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalpipe.engines.base import Engine, Job
+from evalpipe.errors import UsageError
+from evalpipe.inputs import Talks
+from evalpipe.registry import MetricSpec
+from evalpipe.scoring.pipeline import extend_signature
+from evalpipe.scoring.results import Result
+from evalpipe.sufficient_stats import resample
+from evalpipe.sufficient_stats.combine import Bundle
+from evalpipe.sufficient_stats.talks import Talk
+from evalpipe.sufficient_stats.vectors import partial_sum
+
+#: what each anchor reports, by resegmenter (the default metrics)
+DEFAULT_METRICS = {
+    "mweralign": ("bleu", "stream_laal", "stream_laal_ca", "normalized_erasure", "real_time_factor"),
+    "omnisteval": ("bleu", "chrf", "long_yaal", "long_al", "long_laal", "long_ap", "long_dal",
+                   "long_yaal_ca", "long_al_ca", "long_laal_ca", "long_ap_ca", "long_dal_ca"),
+}
+
+
+@dataclass(frozen=True)
+class BundleSpec:
+    """Metric specs computed in one pass (picklable; built where the work runs)."""
+
+    specs: Tuple[MetricSpec, ...]
+
+    def build(self) -> Bundle:
+        return Bundle([spec.build() for spec in self.specs])
+
+
+BATCH_TALKS = 8  # talks handed to the engine at a time (split among its workers)
+
+
+def talk_rows(talks: Iterable[Tuple[int, Talk]], bundle_spec: BundleSpec, engine: Engine, name: str = "",
+              batch: int = BATCH_TALKS) -> List[list]:
+    """The bundle's row of every talk, in the talks' places, computed on the engine a batch at a time as
+    the talks arrive (a talk's row is the exact sum of its sentences' rows, rounded once)."""
+    found: List[Tuple[int, list]] = []
+    pending: List[Tuple[int, Talk]] = []
+
+    def flush() -> None:
+        rows = engine.rows(Job(bundle_spec, Talks([t for _, t in pending], name)))
+        found.extend(zip((p for p, _ in pending), rows))
+        pending.clear()
+
+    for item in talks:
+        pending.append(item)
+        if len(pending) >= batch:
+            flush()
+    if pending:
+        flush()
+    found.sort(key=lambda pair: pair[0])
+    return [row for _, row in found]
+
+
+def score_talks(systems: Sequence[Tuple[str, Iterable[Tuple[int, Talk]]]], specs: Sequence[MetricSpec],
+                engine: Engine, confidence: int = 0, paired: bool = False, seed: Optional[int] = 12345,
+                settings: Optional[Dict[str, Any]] = None) -> Tuple[List[Result], Dict[str, Any]]:
+    """Every system (a name and its ``(place, talk)`` stream, :func:`evalpipe.stream.files.iter_talks`)
+    scored by every metric; the results and a header.  ``settings`` (resegmenter, unit, lang) go into
+    the signatures.  Totals are the exact sums of the talks' rows."""
+    if paired and len(systems) < 2:
+        raise UsageError("a paired test needs at least two logs (the first is the baseline)")
+    bundle_spec = BundleSpec(tuple(specs))
+    bundle = bundle_spec.build()
+    matrices = [np.asarray(talk_rows(talks, bundle_spec, engine, name), dtype=np.float64).reshape(-1, bundle.num_stats)
+                for name, talks in systems]
+    tables = [[list(r) for r in m] for m in matrices]
+    n = len(matrices[0])
+    if any(len(m) != n for m in matrices):
+        raise UsageError(f"the logs compared must hold the same talks; they hold {[len(m) for m in matrices]}")
+    trials = confidence or (1000 if paired else 0)
+    counts = resample.bootstrap_counts(n, trials, seed) if trials and n else None
+    extra: Dict[str, Any] = {f"{k}": v for k, v in (settings or {}).items()}
+    if trials:
+        extra.update(bs=trials, seed=str(seed).lower())
+    results: List[Result] = []
+    boots: Dict[Tuple[int, int], np.ndarray] = {}
+    for index, ((name, _), matrix, table) in enumerate(zip(systems, matrices, tables)):
+        total = partial_sum(table, bundle.num_stats).finish() if table else [0] * bundle.num_stats
+        for k, (metric, part) in enumerate(zip(bundle.metrics, bundle.parts(total))):
+            score = metric.score(list(part))
+            result = Result(system=name, metric=specs[k].name, score=score, run_scores=[score],
+                            signature=extend_signature(metric.signature(1), **extra),
+                            baseline=paired and index == 0, higher_is_better=metric.higher_is_better)
+            if counts is not None:
+                mine = boots[(index, k)] = resample.row_scorer(metric)(counts @ matrix[:, bundle.slices[k]])
+                if confidence:
+                    result.mean, low, high = resample.confidence_interval(mine)
+                    result.ci = [low, high]
+                if paired and index > 0:
+                    result.p_value = resample.paired_bootstrap(results[k].score, score, boots[(0, k)], mine)
+            results.append(result)
+    header = {"talks": n, "test": {"type": "bs" if paired else None, "trials": trials or None, "seed": seed,
+                                   "unit": "talk"}}
+    return results, header
