@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_bounds  # noqa: E402
 import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
+import bench_longform  # noqa: E402
 import bench_meta  # noqa: E402
 import bench_protocol  # noqa: E402
 import bench_realdata  # noqa: E402
@@ -34,6 +35,8 @@ def main() -> None:
     bench_stream.main(scale)
     print("## simultaneous translation (issue 4)")
     bench_simul.main(scale)
+    print("## long-form streams against simulstream and OmniSTEval (issue 13)")
+    bench_longform.main(scale)
     print("## engines (issue 5)")
     bench_engines.main(scale)
     print("## tuner (issue 12)")

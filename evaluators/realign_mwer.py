@@ -16,12 +16,35 @@ realigned lines in order, as many as each line has units (:func:`split_delays`).
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+import logging
+import os
+import tempfile
+from contextlib import contextmanager
+from typing import Any, Iterator, List, Sequence
 
 from evalpipe.errors import InputError, UsageError
 from evalpipe.evaluators.stream_output import units_of
 
 VERSION = "1.4.1"
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def _cpp_stderr_to_debug_log() -> Iterator[None]:
+    """mweralign's C++ core prints two lines per call on the process's stderr (file descriptor 2); they
+    go to this module's DEBUG log instead, so a run over hundreds of talks keeps stderr readable."""
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace").strip()
+            if text:
+                log.debug("mweralign: %s", text)
 
 
 def _module() -> Any:
@@ -53,7 +76,8 @@ def realign(hypothesis: str, references: Sequence[str], unit: str = "word", stri
         raise InputError("the output holds ' ### ' or a tab, which mweralign reads as a sentence break", where)
     hyp = _cut(hypothesis.strip() if strip else hypothesis, segmenter)
     refs = "\n".join(_cut(r, segmenter) for r in references)
-    lines = mweralign.align_texts(refs, hyp).split("\n")
+    with _cpp_stderr_to_debug_log():
+        lines = mweralign.align_texts(refs, hyp).split("\n")
     if len(lines) != len(references):
         raise InputError(f"mweralign returned {len(lines)} lines for {len(references)} reference sentences", where)
     if segmenter is not None:

@@ -77,7 +77,9 @@ class SentenceMetric(Metric):
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         aware = "yes" if self.options["computation_aware"] else "no"
-        return f"{self.name}|ca:{aware}|time:{self.time_unit}|conventions:{self.conventions}|evalpipe"
+        length = self.options.get("reference_length", "omnisteval")
+        extra = f"|reflen:{length}" if length != "omnisteval" else ""
+        return f"{self.name}|ca:{aware}|time:{self.time_unit}{extra}|conventions:{self.conventions}|evalpipe"
 
     def check_hypothesis(self, hypothesis: Any, index: Optional[int] = None) -> Any:
         if not isinstance(hypothesis, Sentence):
@@ -90,6 +92,9 @@ class SentenceMetric(Metric):
 
     def segment_stats(self, hypothesis: Sentence, references: Tuple[str, ...]) -> List[Any]:
         delays = self.delays(hypothesis)
+        if delays and not hypothesis.duration > 0:
+            raise InputError(f"{self.name}: sentence {hypothesis.index + 1} of talk {hypothesis.talk!r} has no duration "
+                             f"(text segmentation has no times: score quality only)")
         value = self.value(hypothesis, delays) if delays else None
         return [0, 0, 1] if value is None else [value, 1, 0]
 
@@ -99,7 +104,8 @@ class SentenceMetric(Metric):
     def score_from_stats(self, stats: List[Any]) -> float:
         total, scored, skipped = stats
         if not scored:
-            raise InputError(f"{self.name}: no sentence could be scored ({skipped} skipped: no output)")
+            raise InputError(f"{self.name}: no sentence could be scored ({skipped} skipped: no output, or no "
+                             f"emission times in the input)")
         return total / scored
 
 
@@ -123,7 +129,7 @@ class StreamLAAL(SentenceMetric):
     conventions, time_unit = "simulstream-1.0.0", "s"
 
     def value(self, sentence: Sentence, delays: Sequence[float]) -> Optional[float]:
-        shifted = [d - sentence.offset for d in delays]
+        shifted = [(d / 1000 if sentence.time_unit == "ms" else d) - sentence.offset for d in delays]
         target = len(units_of(sentence.reference, sentence.unit))
         return _lagging(shifted, sentence.duration, max(len(shifted), target) / sentence.duration)
 
@@ -134,14 +140,23 @@ class StreamLAALCA(StreamLAAL):
 
 
 class LongMetric(SentenceMetric):
-    """OmniSTEval's long-form latency (ms); see the module docstring."""
+    """OmniSTEval's long-form latency (ms); see the module docstring.  Option ``reference_length``:
+    ``omnisteval`` (its count: words split on single spaces, so a double space adds an empty word) or
+    ``words`` (words split on any whitespace); characters are counted after stripping either way."""
+
+    OPTIONS = {**SentenceMetric.OPTIONS,
+               "reference_length": Option(str, "omnisteval", "|R|: omnisteval (split on single spaces) or words",
+                                          choices=("omnisteval", "words"))}
 
     def value(self, sentence: Sentence, delays: Sequence[float]) -> Optional[float]:
         offset = sentence.offset * 1000
-        emissions = [d * 1000 - offset for d in delays]
+        emissions = [(d if sentence.time_unit == "ms" else d * 1000) - offset for d in delays]
         source = sentence.duration * 1000
         ref = sentence.reference
-        target = len(ref.split(" ")) if sentence.unit == "word" else len(ref.strip())
+        if sentence.unit != "word":
+            target = len(ref.strip())
+        else:
+            target = len(ref.split(" ")) if self.options["reference_length"] == "omnisteval" else len(ref.split())
         return self.formula(emissions, source, target, sentence.recording_end - offset)
 
     def formula(self, e: List[float], source: float, target: int, end: float) -> Optional[float]:

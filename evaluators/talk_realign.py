@@ -41,21 +41,24 @@ def sentences(talk: Talk) -> List[Sentence]:
         pass
     elif talk.resegmenter == "mweralign":
         lines = realign_mwer.realign(talk.text, [r.content for r in refs], talk.unit, where=where)
-        ideal = realign_mwer.split_delays(talk.delays, lines, talk.unit, where)
-        aware = realign_mwer.split_delays(talk.ca_delays, lines, talk.unit, where)
-        out = [Sentence(line, tuple(d), tuple(c), r.content, r.offset, r.duration, end, talk.unit, talk.name, i)
-               for i, (line, d, c, r) in enumerate(zip(lines, ideal, aware, refs))]
+        ideal = realign_mwer.split_delays(talk.delays, lines, talk.unit, where) if talk.delays else \
+            [[] for _ in lines]
+        aware = realign_mwer.split_delays(talk.ca_delays, lines, talk.unit, where) if talk.ca_delays else \
+            [[] for _ in lines]
+        out = [Sentence(line, tuple(d), tuple(c), r.content, r.offset, r.duration, end, talk.unit, talk.name, i,
+                        talk.time_unit) for i, (line, d, c, r) in enumerate(zip(lines, ideal, aware, refs))]
     else:
         char = talk.unit == "char"
         units = list(talk.text) if char else talk.text.split()
-        if len(units) != len(talk.delays):
+        timed = bool(talk.delays) or not units
+        if timed and len(units) != len(talk.delays):
             raise InputError(f"the output has {len(units)} units and {len(talk.delays)} delays", where)
         contents = [r.content.strip().replace(" ", "") if char else r.content.strip() for r in refs]
         groups = realign_soft.realign(units, contents, char, talk.lang, where)
         joiner = "" if char else " "
-        out = [Sentence(joiner.join(units[k] for k in g), tuple(talk.delays[k] for k in g),
-                        tuple(talk.ca_delays[k] for k in g), content, r.offset, r.duration, end, talk.unit,
-                        talk.name, i)
+        out = [Sentence(joiner.join(units[k] for k in g), tuple(talk.delays[k] for k in g) if timed else (),
+                        tuple(talk.ca_delays[k] for k in g) if timed and talk.ca_delays else (), content, r.offset, r.duration, end,
+                        talk.unit, talk.name, i, talk.time_unit)
                for i, (g, content, r) in enumerate(zip(groups, contents, refs))]
     talk.cache["sentences"] = out
     return out

@@ -16,7 +16,7 @@ level on stderr.  Either way the serving loop goes on.
 from __future__ import annotations
 
 import logging
-from typing import Any, List, Set, Union
+from typing import Any, Callable, Dict, List, Optional, Set, Union
 
 from evalpipe.errors import EvalpipeError, InputError
 from evalpipe.protocol.codec import decode_line, format_error, format_score, parse_request
@@ -33,10 +33,14 @@ class Dispatcher:
     """Serves SCORE / EVAL / INFO requests for one metric; remembers the reference counts it saw
     (the signature's ``nrefs``)."""
 
-    def __init__(self, metric: Any, dialect: str = "meteor", strict_stats: bool = False, scale: float = 1.0) -> None:
+    def __init__(self, metric: Any, dialect: str = "meteor", strict_stats: bool = False, scale: float = 1.0,
+                 forms: Optional[Dict[str, Callable[[Any, str], List[Any]]]] = None) -> None:
+        """``forms``: extra SCORE forms a front end adds, ``SCORE ||| KEYWORD ||| PAYLOAD`` answered by
+        ``forms[KEYWORD](metric, PAYLOAD)`` (a stats vector); ``evalpipe serve --talks`` adds ``talk``."""
         if dialect not in DIALECTS:
             raise InputError(f"expected a dialect among {', '.join(DIALECTS)}, got {dialect!r}")
         self.metric, self.dialect, self.strict_stats, self.scale = metric, dialect, strict_stats, scale
+        self.forms = dict(forms or {})
         self.reference_counts: Set[int] = set()
 
     def handle(self, line: Union[str, bytes]) -> List[str]:
@@ -59,6 +63,8 @@ class Dispatcher:
     def _dispatch(self, text: str) -> List[str]:
         request = parse_request(text)
         command = request.command.upper()
+        if command == "SCORE" and len(request.fields) == 2 and request.fields[0] in self.forms:
+            return [format_stats(self.forms[request.fields[0]](self.metric, request.fields[1]))]
         if command == "SCORE":
             hypothesis, references = score_fields(self.metric, request.fields)
             stats = self.metric.stats(hypothesis, references)

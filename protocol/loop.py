@@ -10,7 +10,7 @@ read and dropped in pieces, never held whole.
 """
 from __future__ import annotations
 
-from typing import BinaryIO, Iterator, Tuple
+from typing import Any, BinaryIO, Dict, Iterator, Optional, Tuple
 
 from evalpipe.errors import InputError
 from evalpipe.protocol.codec import ERROR_PREFIX, format_error
@@ -46,12 +46,13 @@ def _lines(instream: BinaryIO, limit: int) -> Iterator[Tuple[bytes, int]]:
 
 def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO, dialect: str = "meteor",
           strict_stats: bool = False, on_error: str = "reply", scale: float = 1.0,
-          max_line_bytes: int = MAX_LINE_BYTES) -> int:
+          max_line_bytes: int = MAX_LINE_BYTES, forms: Optional[Dict[str, Any]] = None) -> int:
     """Serve requests from ``instream`` until it ends; return the number of requests served.  A request
-    line longer than ``max_line_bytes`` gets an error reply without being held in memory."""
+    line longer than ``max_line_bytes`` gets an error reply without being held in memory.  ``forms``:
+    extra SCORE forms (:class:`~evalpipe.protocol.dispatch.Dispatcher`)."""
     if on_error not in ("reply", "exit"):
         raise InputError(f"expected on_error reply or exit, got {on_error!r}")
-    dispatcher = Dispatcher(metric, dialect, strict_stats, scale)
+    dispatcher = Dispatcher(metric, dialect, strict_stats, scale, forms)
     served = 0
     for number, (raw, oversize) in enumerate(_lines(instream, max_line_bytes), 1):
         reply = dispatcher.handle(raw) if not oversize else [

@@ -50,6 +50,8 @@ class Talk:
     #: language OmniSTEval's Moses tokenization uses (None: none)
     resegmenter: str = "omnisteval"
     lang: Optional[str] = None
+    #: ``s`` (simulstream logs) or ``ms`` (SimulEval JSONL logs); no delays at all: text only
+    time_unit: str = "s"
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __getstate__(self) -> dict:  # the realignment cache stays in this process
@@ -78,3 +80,5 @@ class Sentence:
     unit: str = "word"
     talk: str = ""
     index: int = 0
+    #: the unit of ``delays`` / ``ca_delays``: ``s`` or ``ms`` (offsets and durations are always s)
+    time_unit: str = "s"

@@ -147,3 +147,48 @@ def test_engines_agree_to_the_last_bit(case):
     doc = json.loads(local.stdout)
     assert doc["talks"] == 2 and doc["test"]["unit"] == "talk"
     assert all(r["ci"] and r["signature"].count("reseg:omnisteval") == 1 for r in doc["results"])
+
+
+def talk_requests(case):
+    """One ``SCORE ||| talk ||| JSON`` line per talk of a case, from its log and audio definition."""
+    import yaml
+
+    from evalpipe.stream.files import log_steps, stem
+
+    entries = yaml.safe_load(open(case["audio"], encoding="utf-8"))
+    refs = open(case["ref"], encoding="utf-8").read().splitlines()
+    talks = {}
+    for e, r in zip(entries, refs):
+        talks.setdefault(stem(e["wav"]), {"name": stem(e["wav"]), "references": [], "steps": []})["references"].append(
+            {"content": r, "offset": e["offset"], "duration": e["duration"]})
+    for name, step in log_steps(case["log"]):
+        talks[name]["steps"].append({"generated_tokens": step.generated, "deleted_tokens": step.deleted,
+                                     "total_audio_processed": step.audio, "computation_time": step.computation})
+    return [f"SCORE ||| talk ||| {json.dumps(t, ensure_ascii=False)}\n" for t in talks.values()]
+
+
+def test_the_protocol_carries_whole_talks_through_a_pipe(case):
+    from test_protocol_pipe import read_line, start
+
+    proc = start("long_yaal", "--talks")
+    try:
+        vectors = []
+        bad = 'SCORE ||| talk ||| {"references": [], "steps": [{"generated_tokens": ["a"]}]}\n'
+        for i, line in enumerate(talk_requests(case)):
+            if i == 1:
+                proc.stdin.write(bad.encode())
+                proc.stdin.flush()
+                reply = read_line(proc)
+                assert reply.startswith("ERROR ||| talk") and "deleted_tokens" in reply
+            proc.stdin.write(line.encode())
+            proc.stdin.flush()
+            vectors.append([float(x) for x in read_line(proc).split()])
+        total = [sum(col) for col in zip(*vectors)]
+        proc.stdin.write(("EVAL ||| " + " ".join(map(repr, total)) + "\n").encode())
+        proc.stdin.flush()
+        served = float(read_line(proc))
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    scored = json.loads(run(case, "-m", "long_yaal").stdout)["results"][0]["score"]
+    assert abs(served - scored) <= 1e-9 * abs(scored)

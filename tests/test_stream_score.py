@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import child_env, script
+from conftest import NEWS, child_env, script
 from streamlogs import ted_talks, write_case
 
 ANCHORS = Path(__file__).parent / "anchors"
@@ -63,9 +63,26 @@ def close(a, b):
     return abs(a - b) <= 1e-9 * max(1.0, abs(b))
 
 
+def chinese_talks(limit):
+    """Two talks of real Chinese text for character-level runs: the first WMT21 zh-en source sentences
+    (tests/data) as references, and as output the same sentences with made-up errors (every seventh
+    character dropped, a full-width comma turned into a space) -- real CJK text, synthetic mistakes."""
+    zh = (NEWS / "sources" / "zh-en.txt").read_text("utf-8").splitlines()
+    en = (NEWS / "references" / "zh-en.refA.txt").read_text("utf-8").splitlines()
+
+    def damaged(text):
+        return "".join(c for i, c in enumerate(text) if i % 7 != 6).replace("，", " ", 1)
+
+    return [(f"zh{k}", en[k * limit:(k + 1) * limit], zh[k * limit:(k + 1) * limit],
+             [damaged(t) for t in zh[k * limit:(k + 1) * limit]], zh[(k + 1) * limit:(k + 2) * limit])
+            for k in range(2)]
+
+
 def talks_variant(kind, limit):
     """The TED talks cut to their first ``limit`` sentences: OmniSTEval's alignment is pure Python and
     quadratic in a talk's length (a 140-sentence talk at the character level takes it two minutes)."""
+    if kind == "chinese":
+        return chinese_talks(limit)
     talks = [(n, s[:limit], r[:limit], h[:limit], a[:limit]) for n, s, r, h, a in ted_talks()]
     if kind == "empty-and-long":  # one talk says nothing, the other says everything twice and more
         (n1, s1, r1, h1, a1), (n2, s2, r2, h2, a2) = talks
@@ -73,7 +90,8 @@ def talks_variant(kind, limit):
     return talks
 
 
-CASES = [("word", "plain", 0, 140), ("spm", "plain", 1, 60), ("char", "plain", 2, 15), ("word", "empty-and-long", 3, 30)]
+CASES = [("word", "plain", 0, 140), ("spm", "plain", 1, 60), ("char", "plain", 2, 15), ("word", "empty-and-long", 3, 30),
+         ("char", "chinese", 4, 12)]
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{d}-{k}" for d, k, _, _ in CASES])
@@ -104,8 +122,8 @@ def test_simulstream_metrics_and_outputs(case, anchor_path):
 def test_omnisteval_metrics_and_realignment(case, anchor_path, lang):
     if lang and case["name"] != "word-plain":
         pytest.skip("Moses tokenization (a perl process per word) is checked on the word-level case")
-    want = run_anchor(anchor_path, "omnisteval_scores.py", case["log"], case["audio"], case["ref"], case["config"],
-                      case["unit"], lang or "-")
+    want = run_anchor(anchor_path, "omnisteval_scores.py", "simulstream", case["log"], case["audio"], case["ref"],
+                      case["config"], case["unit"], lang or "-")
     got = evalpipe_score(case, *(["--lang", lang] if lang else []), unit=case["unit"])
     for metric, result in got.items():
         key = OMNI_NAMES.get(metric, metric)
@@ -121,3 +139,56 @@ def test_omnisteval_metrics_and_realignment(case, anchor_path, lang):
     assert [s.text for s in mine] == [d["prediction"] for d in want["instances"]]
     assert [[d * 1000 - s.offset * 1000 for d in s.delays] for s in mine] == \
         [d.get("emission_cu", []) for d in want["instances"]]
+
+
+def check_against_omnisteval(got, want):
+    assert sorted(OMNI_NAMES.get(m, m) for m in got) == sorted(want["scores"])
+    for metric, result in got.items():
+        key = OMNI_NAMES.get(metric, metric)
+        assert close(result["score"], want["scores"][key]), (metric, result["score"], want["scores"][key])
+
+
+@pytest.mark.parametrize("fix", [False, True])
+def test_omnisteval_simuleval_jsonl_input(case, anchor_path, tmp_path, fix):
+    """OmniSTEval's --hypothesis_format jsonl: one SimulEval record a talk, times in ms (here: the talks of
+    the case rebuilt, ideal times x 1000 as delays, computation-aware times x 1000 + a running total as
+    cumulative elapsed times, as SimulEval writes them)."""
+    if case["unit"] == "char" or case["name"] == "word-empty-and-long":
+        pytest.skip("the JSONL form is checked on the word-level talks with output")
+    from evalpipe.stream.files import read_talks
+
+    path = tmp_path / "instances.jsonl"
+    with open(path, "w", encoding="utf-8") as f:
+        for t in read_talks(case["log"], case["audio"], case["ref"], case["config"]):
+            running, elapsed = 0.0, []
+            for d, c in zip(t.delays, t.ca_delays):
+                running += (c - d) * 1000
+                elapsed.append(d * 1000 + running)
+            f.write(json.dumps({"source": [f"/data/{t.name}.wav"], "prediction": t.text,
+                                "delays": [d * 1000 for d in t.delays], "elapsed": elapsed}, ensure_ascii=False) + "\n")
+    want = run_anchor(anchor_path, "omnisteval_scores.py", "jsonl", path, case["audio"], case["ref"], "-", "word", "-",
+                      "fix" if fix else "-")
+    extra = ["--fix-simuleval-emission-ca"] if fix else []
+    done = subprocess.run([script("evalpipe"), "stream", "score", "--hypothesis-format", "jsonl", "--log-file",
+                           str(path), "-a", case["audio"], "-r", case["ref"], "-f", "json", *extra],
+                          capture_output=True, text=True, env=child_env(), timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    check_against_omnisteval({r["metric"]: r for r in json.loads(done.stdout)["results"]}, want)
+
+
+def test_omnisteval_text_segmentation_input(case, anchor_path, tmp_path):
+    """OmniSTEval's --text_segmentation: documents and segment ids, one hypothesis line a document, quality only."""
+    if case["name"] != "word-plain":
+        pytest.skip("the text form is checked on the word-level case")
+    from evalpipe.stream.files import read_talks
+
+    talks = read_talks(case["log"], case["audio"], case["ref"], case["config"])
+    seg, hyp = tmp_path / "segments.txt", tmp_path / "hyp.txt"
+    seg.write_text("".join(f"docid={d},segid={s}\n" for d, t in enumerate(talks) for s in range(len(t.references))))
+    hyp.write_text("".join(t.text + "\n" for t in talks), encoding="utf-8")
+    want = run_anchor(anchor_path, "omnisteval_scores.py", "text", hyp, seg, case["ref"], "-", "word", "-")
+    done = subprocess.run([script("evalpipe"), "stream", "score", "--hypothesis-format", "text", "--log-file",
+                           str(hyp), "--text-segmentation", str(seg), "-r", case["ref"], "-f", "json"],
+                          capture_output=True, text=True, env=child_env(), timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    check_against_omnisteval({r["metric"]: r for r in json.loads(done.stdout)["results"]}, want)

@@ -26,9 +26,12 @@ from evalpipe.registry import metric_specs, parse_key_values
               help="multiply every EVAL score (0.01: BLEU on cdec's 0-1 scale)")
 @click.option("--max-line-bytes", type=click.IntRange(min=1), default=MAX_LINE_BYTES, show_default=True,
               help="longer request lines get an error reply, without being held in memory")
+@click.option("--talks", is_flag=True,
+              help="also answer SCORE ||| talk ||| JSON: a whole long-form talk, rebuilt and realigned here "
+                   "(see evalpipe.stream.talk_request)")
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
 def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats: bool, score_scale: float,
-          max_line_bytes: int, verbose: bool) -> None:
+          max_line_bytes: int, talks: bool, verbose: bool) -> None:
     """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests).
 
     METRIC is an installed metric (see `evalpipe list`), a module:Class path, or a combination
@@ -37,9 +40,12 @@ def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats
     """
     setup_logging(verbose)
     (spec,) = metric_specs([metric], parse_key_values(options))
+    forms = None
+    if talks:
+        from evalpipe.stream.talk_request import FORMS as forms
     with suppress(KeyboardInterrupt):
         serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error, score_scale,
-                   max_line_bytes)
+                   max_line_bytes, forms)
     # A reader that closed the pipe must not turn into a traceback at interpreter exit.
     try:
         sys.stdout.flush()

@@ -59,9 +59,20 @@ def latency_command(source_file, streams, penalty_scale, one_sentence, read_acti
 
 @stream_group.command("score", cls=Command)
 @click.option("--log-file", "log_files", required=True, multiple=True, type=click.Path(dir_okay=False),
-              help="a simulstream metrics.jsonl log (repeat to compare systems on the same talks)")
-@click.option("-a", "--audio-definition", required=True, type=click.Path(dir_okay=False),
+              help="a simulstream metrics.jsonl log, or a hypothesis file in --hypothesis-format "
+                   "(repeat to compare systems on the same talks)")
+@click.option("--hypothesis-format", type=click.Choice(["simulstream", "jsonl", "text"]), default="simulstream",
+              show_default=True, help="simulstream log; SimulEval JSONL (one line a talk, times in ms); "
+                                      "text (one line a talk, with --text-segmentation; quality only)")
+@click.option("-a", "--audio-definition", type=click.Path(dir_okay=False),
               help="YAML (or JSON) list of wav, offset and duration, one entry per reference line")
+@click.option("--text-segmentation", type=click.Path(dir_okay=False),
+              help="docid=D,segid=S per reference line, for --hypothesis-format text (OmniSTEval's)")
+@click.option("--emission-cu-key", default="delays", show_default=True, help="JSONL key of the ideal times")
+@click.option("--emission-ca-key", default="elapsed", show_default=True,
+              help="JSONL key of the computation-aware times")
+@click.option("--fix-simuleval-emission-ca", is_flag=True,
+              help="JSONL: make SimulEval's cumulative elapsed times incremental (OmniSTEval's flag)")
 @click.option("-r", "--reference", required=True, type=click.Path(dir_okay=False),
               help="the reference sentences, one a line")
 @click.option("--eval-config", type=click.Path(dir_okay=False),
@@ -86,7 +97,8 @@ def latency_command(source_file, streams, penalty_scale, one_sentence, read_acti
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--spark-master", default="local[2]", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def score_command(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
+def score_command(log_files, hypothesis_format, audio_definition, text_segmentation, emission_cu_key, emission_ca_key,
+                  fix_simuleval_emission_ca, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
                   options, confidence, confidence_n, paired_bs, seed, fmt, width, engine, workers, spark_master,
                   verbose) -> None:
     """Score long-form streaming logs: rebuild each talk, realign it to the references, and score
@@ -95,21 +107,38 @@ def score_command(log_files, audio_definition, reference, eval_config, latency_u
     The values equal simulstream 1.0.0's (--resegmenter mweralign; StreamLAAL in s) and
     OmniSTEval 0.1.10's (--resegmenter omnisteval; Long* latency in ms)."""
     setup_logging(verbose)
+    jsonl = {"cu_key": emission_cu_key, "ca_key": emission_ca_key, "fix_ca": fix_simuleval_emission_ca}
     _score(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
-           options, confidence_n if confidence else 0, paired_bs, seed, fmt, width, engine, workers, spark_master)
+           options, confidence_n if confidence else 0, paired_bs, seed, fmt, width, engine, workers, spark_master,
+           hypothesis_format, text_segmentation, jsonl)
 
 
 def _score(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
-           options, confidence, paired, seed, fmt, width, engine, workers, spark_master) -> None:
+           options, confidence, paired, seed, fmt, width, engine, workers, spark_master, hypothesis_format="simulstream",
+           text_segmentation=None, jsonl=None) -> None:
     from evalpipe.scoring.talks import DEFAULT_METRICS, score_talks
-    from evalpipe.stream.files import iter_talks, read_eval_config, read_references
+    from evalpipe.stream import files
 
-    specs = metric_specs(metric_names or DEFAULT_METRICS[resegmenter], parse_key_values(options))
+    default = DEFAULT_METRICS[resegmenter] if hypothesis_format != "text" else ("bleu", "chrf")
+    specs = metric_specs(metric_names or default, parse_key_values(options))
     for spec in specs:
         spec.build()  # an unknown metric or option fails before any reading
-    refs = read_references(audio_definition, reference)
-    detokenizer = read_eval_config(eval_config)
-    systems = [(path, iter_talks(path, refs, detokenizer, latency_unit, resegmenter, lang)) for path in log_files]
+    if (hypothesis_format == "text") != bool(text_segmentation) or (hypothesis_format != "text") != bool(audio_definition):
+        raise UsageError("give --audio-definition, or --text-segmentation with --hypothesis-format text")
+    if hypothesis_format == "text":
+        systems = []
+        for path in log_files:
+            refs, talks = files.text_talks(path, text_segmentation, reference, latency_unit, resegmenter, lang)
+            systems.append((path, talks))
+    else:
+        refs = files.read_references(audio_definition, reference)
+        if hypothesis_format == "jsonl":
+            systems = [(path, files.simuleval_talks(path, refs, latency_unit, resegmenter, lang, **(jsonl or {})))
+                       for path in log_files]
+        else:
+            detokenizer = files.read_eval_config(eval_config)
+            systems = [(path, files.iter_talks(path, refs, detokenizer, latency_unit, resegmenter, lang))
+                       for path in log_files]
     settings = {"reseg": resegmenter, "unit": latency_unit, "lang": lang if resegmenter == "omnisteval" else None}
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         results, header = score_talks(systems, specs, runner, confidence, paired, seed, settings)

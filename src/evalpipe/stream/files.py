@@ -12,6 +12,10 @@
   line, ``wav``, ``offset`` and ``duration`` (s); the talk is the stem of ``wav``.  A talk's entries
   must be contiguous (OmniSTEval groups consecutive entries, simulstream by name).
 * **Reference**: one sentence a line, as many as the audio definition's entries, stripped.
+* OmniSTEval's other hypothesis forms: a **SimulEval JSONL** log of whole recordings
+  (:func:`simuleval_talks`: one record a talk, times in ms) and **plain text** with a **text
+  segmentation** (:func:`text_talks`: ``docid=D,segid=S`` per reference line, one hypothesis line a
+  document, no times).
 
 Refused with the file, line and talk named (the anchors assert, crash or silently differ): invalid
 JSON, a step whose id has no metadata, a step missing a field or with fields of the wrong type, a
@@ -120,14 +124,6 @@ def log_steps(path: str) -> Iterator[Tuple[str, Step]]:
                                    _number(record["computation_time"], "computation_time", path, number), number)
 
 
-def read_log(path: str) -> "OrderedDict[str, List[Step]]":
-    """The steps of every talk of a simulstream log, in the order of each talk's first step."""
-    talks: "OrderedDict[str, List[Step]]" = OrderedDict()
-    for name, step in log_steps(path):
-        talks.setdefault(name, []).append(step)
-    return talks
-
-
 def _key(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
@@ -207,6 +203,108 @@ def read_talks(log_file: str, audio_definition: str, reference: str, eval_config
     return [talk for _, talk in found]
 
 
-def summary(talks: Sequence[Talk]) -> Tuple[int, int, int]:
-    """(talks, reference sentences, steps)."""
-    return len(talks), sum(len(t.references) for t in talks), sum(t.steps for t in talks)
+def _hypothesis_names(names: Sequence[str], references: "OrderedDict[str, List[RefSentence]]",
+                      path: str) -> Dict[str, str]:
+    """Each hypothesis's talk, matched as OmniSTEval matches them: the name itself, its file name, or
+    either without extension."""
+    out = {}
+    for name in names:
+        base = PurePath(name).name
+        match = next((c for c in (name, base, stem(name), stem(base)) if c in references), None)
+        if match is None:
+            raise InputError(f"hypothesis {name!r} matches no talk of the audio definition "
+                             f"({', '.join(list(references)[:5])}...)", path)
+        out[name] = match
+    return out
+
+
+def simuleval_talks(path: str, references: "OrderedDict[str, List[RefSentence]]", unit: str = "word",
+                    resegmenter: str = "omnisteval", lang: Optional[str] = None, cu_key: str = "delays",
+                    ca_key: str = "elapsed", fix_ca: bool = False) -> Iterator[Tuple[int, Talk]]:
+    """Talks from a SimulEval JSONL log of whole recordings (OmniSTEval's ``--hypothesis_format jsonl``):
+    one object a talk with ``source`` (its recording, or a list whose first item is), ``prediction``
+    and emission times in ms under ``cu_key`` / ``ca_key`` (both optional, but in every line or none;
+    without them only quality can be scored).  Units are the prediction's words split on whitespace
+    (characters at the character level), one emission time each.  ``fix_ca``: OmniSTEval's
+    ``--fix_simuleval_emission_ca`` (SimulEval's elapsed times are cumulative: e'_i =
+    max(e_i - e_{i-1} + d_{i-1}, e'_{i-1}))."""
+    records: Dict[str, Tuple[int, dict]] = {}
+    with open_binary(path) as handle:
+        for number, text in enumerate(decoded(handle, path), 1):
+            if not text.strip():
+                raise InputError("expected a JSON object, got an empty line", path, number)
+            try:
+                record = json.loads(text)
+            except ValueError as exc:
+                raise InputError(f"expected a JSON object ({exc})", path, number) from None
+            source = record.get("source") if isinstance(record, dict) else None
+            source = source[0] if isinstance(source, list) and source else source
+            if not isinstance(source, str) or not isinstance(record.get("prediction"), str):
+                raise InputError("expected an object with source and prediction", path, number)
+            if source in records:
+                raise InputError(f"a second hypothesis for {source!r} (the first is on line {records[source][0]})",
+                                 path, number)
+            records[source] = (number, record)
+    if len(records) != len(references):
+        raise InputError(f"expected one hypothesis per talk of the audio definition ({len(references)}), "
+                         f"got {len(records)}", path)
+    names = _hypothesis_names(list(records), references, path)
+    for key in (cu_key, ca_key):
+        having = sum(key in r for _, r in records.values())
+        if 0 < having < len(records):
+            raise InputError(f"{having} of {len(records)} hypotheses have {key!r}: all or none must", path)
+    place = {name: i for i, name in enumerate(references)}
+    for source, (number, record) in records.items():
+        name = names[source]
+        text = record["prediction"]
+        units = list(text) if unit == "char" else text.split()
+        times = []
+        for key in (cu_key, ca_key):
+            values = record.get(key)
+            if values is None:
+                times.append([])
+                continue
+            if not isinstance(values, list) or len(values) != len(units):
+                raise InputError(f"talk {name!r}: expected {len(units)} {key} (one per {unit}), got "
+                                 f"{len(values) if isinstance(values, list) else values!r}", path, number)
+            times.append([_number(v, key, path, number) for v in values])
+        cu, ca = times
+        if fix_ca and ca:
+            fixed = [ca[0]] + [ca[i] - ca[i - 1] + cu[i - 1] for i in range(1, len(ca))]
+            for i in range(1, len(fixed)):
+                fixed[i] = max(fixed[i], fixed[i - 1])
+            ca = fixed
+        yield place[name], Talk(name, " ".join(units) if unit == "word" else text, cu, ca, references[name], unit,
+                                source=path, resegmenter=resegmenter, lang=lang, time_unit="ms")
+
+
+def text_talks(path: str, segmentation: str, reference: str, unit: str = "word", resegmenter: str = "omnisteval",
+               lang: Optional[str] = None) -> Tuple["OrderedDict[str, List[RefSentence]]", List[Tuple[int, Talk]]]:
+    """References and talks of a text-only evaluation (OmniSTEval's ``--text_segmentation``): one
+    ``docid=D,segid=S`` line per reference sentence (0-based documents), one hypothesis line per
+    document.  There are no times: only quality can be scored."""
+    docs = []
+    for number, line in enumerate(read_lines(segmentation), 1):
+        try:
+            parts = dict(p.split("=") for p in line.strip().split(","))
+            docs.append(int(parts["docid"]))
+            int(parts["segid"])
+        except (ValueError, KeyError):
+            raise InputError(f"expected docid=DOC_ID,segid=SEG_ID, got {line!r}", segmentation, number) from None
+    refs = [line.strip() for line in read_lines(reference, allow_empty=True)]
+    if len(refs) != len(docs):
+        raise InputError(f"expected one reference line per segmentation line ({len(docs)}), got {len(refs)}", reference)
+    count = max(docs) + 1
+    if min(docs) < 0 or len(set(docs)) != count:
+        raise InputError(f"expected documents numbered 0 to {count - 1}, each with sentences", segmentation)
+    references: "OrderedDict[str, List[RefSentence]]" = OrderedDict((str(d), []) for d in range(count))
+    for number, (d, ref) in enumerate(zip(docs, refs), 1):
+        if not ref:
+            raise InputError("expected a reference sentence, got an empty line", reference, number)
+        references[str(d)].append(RefSentence(ref, 0.0, 0.0))
+    hyps = [line.strip() for line in read_lines(path, allow_empty=True)]
+    if len(hyps) != count:
+        raise InputError(f"expected one hypothesis line per document ({count}), got {len(hyps)}", path)
+    talks = [(d, Talk(str(d), " ".join(h.split()) if unit == "word" else h, [], [], references[str(d)], unit,
+                      source=path, resegmenter=resegmenter, lang=lang)) for d, h in enumerate(hyps)]
+    return references, talks
