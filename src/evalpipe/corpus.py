@@ -5,7 +5,7 @@ import os
 from contextlib import suppress
 import tempfile
 from itertools import islice
-from typing import IO, BinaryIO, Iterable, Iterator, List, Sequence, Tuple
+from typing import IO, BinaryIO, Iterable, Iterator, List, Sequence, Tuple, Union
 
 from evalpipe.errors import InputError
 from evalpipe.protocol.codec import decode_line
@@ -75,14 +75,14 @@ def check_same_length(named: Sequence[Tuple[str, Sequence[str]]]) -> None:
                               f"{name} has {len(lines)} lines")
 
 
-def write_atomically(path: str, text: str, mode: int = 0o644) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder, flushed to disk
+def write_atomically(path: str, text: Union[str, bytes], mode: int = 0o644) -> None:
+    """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through a temporary file in the same folder, flushed to disk
     and renamed over ``path``: a crash leaves the old file or the new one, never a truncated one, and
     no temporary file behind."""
     folder = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
+        with (os.fdopen(handle, "wb") if isinstance(text, bytes) else os.fdopen(handle, "w", encoding="utf-8")) as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

@@ -149,9 +149,12 @@ def _score(log_files, audio_definition, reference, eval_config, latency_unit, re
 
 @stream_group.command("run", cls=Command)
 @click.option("--source", "source_file", type=click.Path(dir_okay=False, exists=True),
-              help="the source sentences of every talk, one a line (words arrive evenly over each sentence)")
+              help="text run: the source sentences of every talk, one a line (words arrive evenly over each sentence)")
+@click.option("--audio", is_flag=True,
+              help="audio run: the agent hears each talk's recording (the audio definition's wav, relative to its "
+                   "folder) in chunks with timestamps; with --demo, stand-in recordings are made for the demo talks")
 @click.option("-a", "--audio-definition", type=click.Path(dir_okay=False, exists=True),
-              help="YAML (or JSON) list of wav, offset and duration, one entry per source line")
+              help="YAML (or JSON) list of wav, offset and duration, one entry per source sentence")
 @click.option("-r", "--reference", type=click.Path(dir_okay=False, exists=True),
               help="reference sentences: score the log once written")
 @click.option("--agent", default="replay", show_default=True,
@@ -165,15 +168,17 @@ def _score(log_files, audio_definition, reference, eval_config, latency_unit, re
               help="the shipped demo: two WMT21 TED talks, Online-W replayed with Nemo's drafts retracted")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def run_command(source_file, audio_definition, reference, agent, options, chunk, log_file, demo, fmt, verbose) -> None:
-    """Run a long-form agent over whole talks, write a simulstream-format log, and (with -r, or
-    --demo) score it with OmniSTEval's metrics."""
+def run_command(source_file, audio, audio_definition, reference, agent, options, chunk, log_file, demo, fmt,
+                verbose) -> None:
+    """Run a long-form agent over whole talks (their text word by word, or with --audio their recordings),
+    write a simulstream-format log, and (with -r, or --demo) score it with OmniSTEval's metrics."""
     import tempfile
     from importlib import resources
 
     from evalpipe.corpus import write_atomically
+    from evalpipe.stream import audio as recordings
     from evalpipe.stream.agent import load_agent
-    from evalpipe.stream.files import read_references
+    from evalpipe.stream.files import read_references, read_segments
     from evalpipe.stream.run import run_talk
 
     setup_logging(verbose)
@@ -186,17 +191,25 @@ def run_command(source_file, audio_definition, reference, agent, options, chunk,
         reference = str(folder / "reference.de")
         settings = {"hypothesis": str(folder / "online-w.de"), "drafts": str(folder / "nemo.de"), "lag": "2",
                     "retract": "0.25", **settings}
-        log_file = log_file or str(Path(tempfile.mkdtemp(prefix="evalpipe-stream-")) / "metrics.jsonl")
-    if not source_file or not audio_definition:
-        raise UsageError("give --source and --audio-definition (or --demo)")
+        work = Path(tempfile.mkdtemp(prefix="evalpipe-stream-"))
+        log_file = log_file or str(work / "metrics.jsonl")
+        if audio:  # stand-in recordings beside a copy of the audio definition
+            for name, refs in read_references(audio_definition, source_file).items():
+                recordings.synthesize(work / f"{name}.wav", [(r.content, r) for r in refs])
+            write_atomically(str(work / "audio.json"), Path(audio_definition).read_text(encoding="utf-8"))
+            audio_definition = str(work / "audio.json")
+    if not audio_definition or bool(source_file) == audio and not demo:
+        raise UsageError("give --audio-definition with either --source (text) or --audio (recordings), or --demo")
     log_file = log_file or "stream-run.jsonl"
-    talks = read_references(audio_definition, source_file)
+    talks = read_segments(audio_definition) if audio else read_references(audio_definition, source_file)
+    wavs = recordings.talk_wavs(audio_definition) if audio else {}
     runner = load_agent(agent, settings)
     lines = io.StringIO()
-    steps = sum(run_talk(runner, name, ident, [(r.content, r) for r in refs], chunk, lines)
+    steps = sum(run_talk(runner, name, ident, [(r.content, r) for r in refs], chunk, lines,
+                         recordings.read_wav(str(wavs[name])) if audio else None)
                 for ident, (name, refs) in enumerate(talks.items()))
     write_atomically(log_file, lines.getvalue())
-    click.echo(f"{len(talks)} talk(s), {steps} steps: {log_file}", err=True)
+    click.echo(f"{len(talks)} talk(s), {steps} steps ({'audio' if audio else 'text'}): {log_file}", err=True)
     if reference:
         from evalpipe.scoring.talks import DEFAULT_METRICS
 

@@ -2,9 +2,10 @@
 retract what it wrote.
 
 The driver (:mod:`evalpipe.stream.run`) calls :meth:`LongformAgent.reset` at the start of every talk,
-then :meth:`LongformAgent.step` every chunk of the talk's clock with the source units that arrived
-in it (:class:`SourceWord`: a source word, the sentence it belongs to and when it ends, in s) and
-whether the source has ended; the agent answers with how many of its last tokens to retract and the
+then :meth:`LongformAgent.step` every chunk of the talk's clock with what arrived in it -- source
+words (:class:`SourceWord`: a source word, the sentence it belongs to and when it ends, in s) in a
+text run, one :class:`~evalpipe.stream.audio.AudioChunk` (samples with their timestamps) in an audio
+run; ``SOURCES`` says which an agent reads -- and whether the source has ended; the agent answers with how many of its last tokens to retract and the
 tokens to add.  Agents register in the entry-point group ``evalpipe.longform_agents`` or load from
 ``module:Class``; options come as keyword arguments.
 """
@@ -29,11 +30,14 @@ class SourceWord(NamedTuple):
 class LongformAgent(ABC):
     """Base class of long-form agents (see the module docstring)."""
 
+    #: what the agent reads: ``text`` (source words), ``audio`` (recordings in chunks), or both
+    SOURCES: Tuple[str, ...] = ("text",)
+
     def reset(self, talk: str, sentences: int) -> None:
         """A new talk of ``sentences`` source sentences begins."""
 
     @abstractmethod
-    def step(self, new: Sequence[SourceWord], finished: bool) -> Tuple[int, List[str]]:
+    def step(self, new: Sequence[Any], finished: bool) -> Tuple[int, List[str]]:
         """``(tokens to retract from the end of the output, tokens to add)`` after reading ``new``."""
         raise NotImplementedError
 
@@ -47,10 +51,17 @@ class ReplayAgent(LongformAgent):
     (k: after r source words of a sentence, ``r - k`` of its target words are out, all of them once the
     next sentence starts), ``retract`` (probability of a draft at a step), ``seed``, ``tokens`` (``word``: a token a word,
     ``spm``: ``▁``-prefixed pieces).  The translations are read by sentence index over all talks, so
-    the agent keeps a cursor over talks."""
+    the agent keeps a cursor over talks.
+
+    From audio it finds the source words itself, by energy: a word starts where the sound comes back
+    after silence (10 ms frames, RMS above ``threshold``), a sentence ends at a silence of ``pause``
+    seconds or more.  That reads the demo's stand-in recordings (a tone burst a word,
+    :func:`evalpipe.stream.audio.synthesize`) exactly; on speech it is a crude voice-activity segmenter."""
+
+    SOURCES = ("text", "audio")
 
     def __init__(self, hypothesis: str, drafts: Optional[str] = None, lag: int = 2, retract: float = 0.0,
-                 seed: int = 0, tokens: str = "word") -> None:
+                 seed: int = 0, tokens: str = "word", pause: float = 0.15, threshold: float = 0.01) -> None:
         if tokens not in ("word", "spm"):
             raise OptionError(f"replay: expected tokens=word or spm, got {tokens!r}")
         self.hyps = read_lines(hypothesis, allow_empty=True)
@@ -58,6 +69,7 @@ class ReplayAgent(LongformAgent):
         if self.alts is not None and len(self.alts) != len(self.hyps):
             raise OptionError(f"replay: drafts has {len(self.alts)} lines, hypothesis {len(self.hyps)}")
         self.lag, self.retract, self.tokens = int(lag), float(retract), tokens
+        self.pause, self.threshold = float(pause), float(threshold)
         self.rng = random.Random(int(seed))
         self.base = 0  # the first sentence of the current talk in the translation files
         self.talk_sentences = 0
@@ -71,6 +83,29 @@ class ReplayAgent(LongformAgent):
         self.read: Dict[int, int] = {}
         self.written = [0] * sentences  # target words written per sentence
         self.draft = 0
+        self.rest: Any = None  # audio: samples short of a frame, the sentence heard, silence so far
+        self.sentence, self.silence, self.voiced, self.heard = 0, 0.0, False, False
+
+    def hear(self, chunk: Any) -> List[SourceWord]:
+        """The source words that start in an audio chunk (see the class docstring)."""
+        import numpy as np
+
+        frame = max(1, chunk.rate // 100)
+        samples = chunk.samples if self.rest is None else np.concatenate([self.rest, chunk.samples])
+        n = len(samples) // frame
+        self.rest = samples[n * frame:]
+        loud = np.sqrt(np.mean(np.square(samples[:n * frame].reshape(n, frame), dtype=np.float64), axis=1)) \
+            > self.threshold
+        words = []
+        for k, voiced in enumerate(loud.tolist()):
+            if voiced and not self.voiced:
+                if self.heard and self.silence >= self.pause - 1e-9:
+                    self.sentence = min(self.sentence + 1, self.talk_sentences - 1)
+                self.heard = True
+                words.append(SourceWord("", self.sentence, chunk.end))
+            self.silence = 0.0 if voiced else self.silence + frame / chunk.rate
+            self.voiced = voiced
+        return words
 
     def piece(self, word: str) -> List[str]:
         if self.tokens == "word":
@@ -80,7 +115,9 @@ class ReplayAgent(LongformAgent):
             return ["\u2581" + word[:k], word[k:]]
         return ["\u2581" + word]
 
-    def step(self, new: Sequence[SourceWord], finished: bool) -> Tuple[int, List[str]]:
+    def step(self, new: Sequence[Any], finished: bool) -> Tuple[int, List[str]]:
+        if new and not isinstance(new[0], SourceWord):
+            new = [w for chunk in new for w in self.hear(chunk)]
         for w in new:
             self.read[w.sentence] = self.read.get(w.sentence, 0) + 1
         retract, self.draft = self.draft, 0

@@ -128,19 +128,15 @@ def _key(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
 
-def read_references(audio_definition: str, reference: str) -> "OrderedDict[str, List[RefSentence]]":
-    """Every talk's reference sentences with their offsets and durations, in the definition's order."""
+def read_segments(audio_definition: str) -> "OrderedDict[str, List[RefSentence]]":
+    """Every talk's sentence spans (offset, duration; no text), in the definition's order."""
     entries = _yaml(audio_definition)
     if not isinstance(entries, list):
         raise InputError(f"expected a list of entries with wav, offset and duration, got {type(entries).__name__}",
                          audio_definition)
-    lines = [line.strip() for line in read_lines(reference, allow_empty=True)]
-    if len(lines) != len(entries):
-        raise InputError(f"expected one reference line per audio-definition entry ({len(entries)} in "
-                         f"{audio_definition}), got {len(lines)}", reference)
     talks: "OrderedDict[str, List[RefSentence]]" = OrderedDict()
     previous = None
-    for number, (entry, line) in enumerate(zip(entries, lines), 1):
+    for number, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or any(k not in entry for k in ("wav", "offset", "duration")):
             raise InputError(f"entry {number}: expected wav, offset and duration, got {entry!r}", audio_definition)
         name = stem(str(entry["wav"]))
@@ -149,12 +145,28 @@ def read_references(audio_definition: str, reference: str) -> "OrderedDict[str, 
         if duration <= 0:
             raise InputError(f"entry {number} (talk {name!r}): expected a positive duration, got {duration!r} "
                              f"(latency divides by it)", audio_definition)
-        if not line:
-            raise InputError(f"talk {name!r}: expected a reference sentence, got an empty line", reference, number)
         if name in talks and name != previous:
             raise InputError(f"entry {number}: the entries of talk {name!r} are not contiguous", audio_definition)
-        talks.setdefault(name, []).append(RefSentence(line, offset, duration))
+        talks.setdefault(name, []).append(RefSentence("", offset, duration))
         previous = name
+    return talks
+
+
+def read_references(audio_definition: str, reference: str) -> "OrderedDict[str, List[RefSentence]]":
+    """Every talk's reference sentences with their offsets and durations, in the definition's order."""
+    talks = read_segments(audio_definition)
+    count = sum(map(len, talks.values()))
+    lines = [line.strip() for line in read_lines(reference, allow_empty=True)]
+    if len(lines) != count:
+        raise InputError(f"expected one reference line per audio-definition entry ({count} in "
+                         f"{audio_definition}), got {len(lines)}", reference)
+    number = 0
+    for name, spans in talks.items():
+        for k, span in enumerate(spans):
+            number += 1
+            if not lines[number - 1]:
+                raise InputError(f"talk {name!r}: expected a reference sentence, got an empty line", reference, number)
+            spans[k] = RefSentence(lines[number - 1], span.offset, span.duration)
     return talks
 
 
