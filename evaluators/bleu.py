@@ -24,7 +24,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.evaluators import ngram_batch
+from evalpipe.evaluators import ngram_batch, ngram_index
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.tokenize_13a import tokens_13a
@@ -78,7 +78,7 @@ class BLEU(Metric):
         self._split = tokens_13a if o["tokenize"] == "13a" else lambda s: tokenizer(s).split()
         self._order = n
         self._cache: LRUCache = LRUCache(o["cache_size"])
-        self._block_refs: Tuple[tuple, list] = ((), [])  # the last block's references, tokenized
+        self._block_refs: Tuple[tuple, tuple] = ((), ([], None, {}))  # the last block's references, indexed
 
     def _tokens(self, sentence: str) -> List[str]:
         if self.options["lowercase"]:
@@ -107,19 +107,33 @@ class BLEU(Metric):
             return []
         ref_key = tuple(map(tuple, refs))
         cached = self._block_refs  # one read: another thread may replace it meanwhile
-        if cached[0] != ref_key:  # several systems against the same references tokenize them once
-            cached = self._block_refs = (ref_key, [[self._tokens(r) for r in stream] for stream in refs])
-        streams = ngram_batch.layout_ids([[self._tokens(h) for h in hyps]] + cached[1])
+        if cached[0] != ref_key:  # several systems against the same references: tokenized and indexed once
+            cached = self._block_refs = (ref_key, self._index([[self._tokens(r) for r in stream] for stream in refs]))
+        tokenized, index, vocab = cached[1]
+        hyp_tokens = [self._tokens(h) for h in hyps]
         segments = len(hyps)
-        hyp_len, ref_lens = streams.lengths[:, 0], streams.lengths[:, 1:]
+        if index is not None:
+            hyp_len, ref_lens = ngram_index.lengths_of(hyp_tokens), index.ref_lengths
+            correct = list(index.matches(ngram_index.word_units(hyp_tokens, vocab, False), hyp_len, clip_to_max=True))
+        else:  # keys too wide for the index: hypothesis and references sorted together
+            streams = ngram_batch.layout_ids([hyp_tokens] + tokenized)
+            hyp_len, ref_lens = streams.lengths[:, 0], streams.lengths[:, 1:]
+            correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
         if ref_lens.shape[1] == 1:
             ref_len = ref_lens[:, 0]
         else:  # closest reference length, the shorter one on a tie
             rank = np.abs(hyp_len[:, None] - ref_lens) * (int(ref_lens.max()) + 1) + ref_lens
             ref_len = ref_lens[np.arange(segments), rank.argmin(axis=1)]
-        correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
         totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
         return np.column_stack([hyp_len, ref_len] + correct + totals).tolist()
+
+    def _index(self, tokenized: List[List[List[str]]]) -> tuple:
+        """(tokenized reference streams, their n-gram index or None, the word vocabulary)."""
+        vocab: dict = {}
+        lengths = np.column_stack([ngram_index.lengths_of(stream) for stream in tokenized])
+        index = ngram_index.RefIndex.build([ngram_index.word_units(stream, vocab, True) for stream in tokenized],
+                                           lengths, self._order)
+        return tokenized, index, vocab
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""

@@ -28,7 +28,7 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.evaluators import ngram_batch
+from evalpipe.evaluators import ngram_batch, ngram_index
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import Counts, clipped
 from evalpipe.sufficient_stats.cache import LRUCache
@@ -79,6 +79,7 @@ class ChrF(Metric):
         o = self.options
         self._sacre = sb.CHRF(**{k: v for k, v in o.items() if k != "cache_size"})  # the options are sacrebleu's
         self._cache: LRUCache = LRUCache(o["cache_size"])
+        self._block_index: Tuple[tuple, tuple] = ((), (None, None, {}))  # the last block's references, indexed
 
     def _side(self, text: str) -> Side:
         o = self.options
@@ -115,31 +116,80 @@ class ChrF(Metric):
         return best
 
     def block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> List[List[int]]:
-        """The ``segment_stats`` rows of a block of segments, computed at once with numpy."""
+        """The ``segment_stats`` rows of a block of segments, computed at once with numpy.  The
+        references' n-grams are indexed once (:mod:`~evalpipe.evaluators.ngram_index`) and kept for
+        the next block with the same references (the next system)."""
         if not hyps:
             return []
         o = self.options
-        texts = [list(hyps)] + [list(stream) for stream in refs]
-        if o["lowercase"]:
-            texts = [[t.lower() for t in stream] for stream in texts]
-        chars = texts if o["whitespace"] else [["".join(t.split()) for t in stream] for stream in texts]
+        key = tuple(map(tuple, refs))
+        cached = self._block_index  # one read: another thread may replace it meanwhile
+        if cached[0] != key:
+            cached = self._block_index = (key, self._index([self._prepared(stream) for stream in refs]))
+        chars_index, words_index, vocab = cached[1]
+        hyp_texts = self._prepared(hyps)
+        if chars_index is None or (o["word_order"] and words_index is None):  # keys too wide: one sort per block
+            return self._block_rows_unindexed(hyp_texts, [self._prepared(stream) for stream in refs])
         columns: List[list] = [[] for _ in refs]
-        self._add_orders(ngram_batch.layout_chars(chars), o["char_order"], columns)
+        chars = self._chars(hyp_texts)
+        self._add_orders(chars_index.matches(ngram_index.char_units(chars), ngram_index.lengths_of(chars)),
+                         ngram_index.lengths_of(chars), chars_index.ref_lengths, columns)
         if o["word_order"]:
-            words = [[sb.remove_punctuation(self._sacre, t) for t in stream] for stream in texts]
-            self._add_orders(ngram_batch.layout_ids(words), o["word_order"], columns)
+            words = [sb.remove_punctuation(self._sacre, t) for t in hyp_texts]
+            self._add_orders(words_index.matches(ngram_index.word_units(words, vocab, False),
+                                                 ngram_index.lengths_of(words)),
+                             ngram_index.lengths_of(words), words_index.ref_lengths, columns)
+        return self._rows(columns, len(hyps))
+
+    def _prepared(self, texts: Sequence[str]) -> List[str]:
+        return [t.lower() for t in texts] if self.options["lowercase"] else list(texts)
+
+    def _chars(self, texts: List[str]) -> List[str]:
+        return texts if self.options["whitespace"] else ["".join(t.split()) for t in texts]
+
+    def _index(self, refs: List[List[str]]) -> tuple:
+        """(character index, word index or None, word vocabulary) of prepared reference streams."""
+        o = self.options
+        chars = [self._chars(stream) for stream in refs]
+        lengths = np.column_stack([ngram_index.lengths_of(c) for c in chars])
+        chars_index = ngram_index.RefIndex.build([ngram_index.char_units(c) for c in chars], lengths, o["char_order"])
+        vocab: dict = {}
+        words_index = None
+        if o["word_order"]:
+            words = [[sb.remove_punctuation(self._sacre, t) for t in stream] for stream in refs]
+            lengths = np.column_stack([ngram_index.lengths_of(w) for w in words])
+            words_index = ngram_index.RefIndex.build([ngram_index.word_units(w, vocab, True) for w in words], lengths,
+                                                     o["word_order"])
+        return chars_index, words_index, vocab
+
+    def _block_rows_unindexed(self, hyps: List[str], refs: List[List[str]]) -> List[List[int]]:
+        """Rows through :func:`ngram_batch.order_matches` (hypothesis and references sorted together)."""
+        o = self.options
+        texts = [hyps] + refs
+        columns: List[list] = [[] for _ in refs]
+        streams = ngram_batch.layout_chars([self._chars(t) for t in texts])
+        self._add_orders(ngram_batch.order_matches(streams, o["char_order"]), streams.lengths[:, 0],
+                         streams.lengths[:, 1:], columns)
+        if o["word_order"]:
+            streams = ngram_batch.layout_ids([[sb.remove_punctuation(self._sacre, t) for t in s] for s in texts])
+            self._add_orders(ngram_batch.order_matches(streams, o["word_order"]), streams.lengths[:, 0],
+                             streams.lengths[:, 1:], columns)
+        return self._rows(columns, len(hyps))
+
+    def _rows(self, columns: List[list], segments: int) -> List[List[int]]:
         rows = [np.column_stack(c).tolist() for c in columns]  # per reference
         if len(rows) == 1:
             return rows[0]
-        return [self._best_reference(r[i] for r in rows) for i in range(len(hyps))]
+        return [self._best_reference(r[i] for r in rows) for i in range(segments)]
 
     @staticmethod
-    def _add_orders(streams: "ngram_batch.Streams", max_order: int, columns: List[list]) -> None:
-        for n, matches in enumerate(ngram_batch.order_matches(streams, max_order), 1):
-            hyp_total = ngram_batch.ngram_totals(streams.lengths[:, 0], n)
-            for k in range(matches.shape[1]):
-                ref_total = ngram_batch.ngram_totals(streams.lengths[:, k + 1], n)
-                columns[k] += [np.where(ref_total > 0, hyp_total, 0), ref_total, matches[:, k]]
+    def _add_orders(matches: Iterable[np.ndarray], hyp_lengths: np.ndarray, ref_lengths: np.ndarray,
+                    columns: List[list]) -> None:
+        for n, found in enumerate(matches, 1):
+            hyp_total = ngram_batch.ngram_totals(hyp_lengths, n)
+            for k in range(found.shape[1]):
+                ref_total = ngram_batch.ngram_totals(ref_lengths[:, k], n)
+                columns[k] += [np.where(ref_total > 0, hyp_total, 0), ref_total, found[:, k]]
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """chrF (0-100) from summed stats, by ``sacrebleu.CHRF``."""

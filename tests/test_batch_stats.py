@@ -41,7 +41,8 @@ def test_batch_rows_equal_per_segment_rows_en_de(news, name, options, nrefs):
 
 @pytest.mark.parametrize("name,options", [("bleu", {"tokenize": "zh"}), ("chrf", {}), ("chrf", {"word_order": 2})])
 def test_batch_rows_equal_per_segment_rows_on_chinese(news, name, options):
-    """Chinese text has thousands of distinct characters: chrF's 6-grams then need the ranked phase."""
+    """Chinese text has thousands of distinct characters: packed over one alphabet, chrF's 6-grams would need
+    the ranked phase; the reference index numbers units per segment, where they fit."""
     source = lines(NEWS / "sources" / "zh-en.txt")
     hyps, refs = source[1:], [source[:-1]]
     streams = ngram_batch.layout_chars([["".join(s.split()) for s in hyps]])
@@ -83,3 +84,41 @@ def test_bad_segments_are_named_not_dropped():
         metric.corpus_stats(["a", 3], [["a", "b"]])
     with pytest.raises(ValueError, match="reference stream 1 has 1 lines but the hypotheses have 2"):
         metric.corpus_stats(["a", "b"], [["a"]])
+
+
+def test_reference_index_equals_sorting_hypothesis_and_references_together():
+    """ngram_index.RefIndex (references indexed once) gives order_matches' integers, with hypothesis units
+    its segment's references lack, empty sentences, repeats and several references."""
+    from evalpipe.evaluators import ngram_index
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        segments, refs, order = int(rng.integers(1, 40)), int(rng.integers(1, 4)), int(rng.integers(1, 7))
+        alphabet = int(rng.choice([3, 50, 5000]))
+        streams = [[rng.integers(0, alphabet, int(rng.integers(0, 25))).tolist() for _ in range(segments)]
+                   for _ in range(refs + 1)]
+        words = [[[str(u) for u in sentence] for sentence in stream] for stream in streams]
+        laid = ngram_batch.layout_ids(words)
+        vocab: dict = {}
+        lengths = np.column_stack([ngram_index.lengths_of(s) for s in words[1:]])
+        index = ngram_index.RefIndex.build([ngram_index.word_units(s, vocab, True) for s in words[1:]], lengths, order)
+        hyp = ngram_index.word_units(words[0], vocab, False)
+        for clip in (False, True):
+            want = list(ngram_batch.order_matches(laid, order, clip_to_max=clip))
+            got = list(index.matches(hyp, ngram_index.lengths_of(words[0]), clip_to_max=clip))
+            assert [g.tolist() for g in got] == [w.tolist() for w in want], (trial, clip)
+
+
+@pytest.mark.parametrize("name,options", [("bleu", {}), ("chrf", {}), ("chrf", {"word_order": 2})])
+def test_one_metric_scores_many_systems_and_follows_new_references(news, name, options, monkeypatch):
+    """The reference index is kept for the next system and rebuilt when the references change; with the
+    index refused (keys too wide) the rows are the same."""
+    from evalpipe.evaluators import ngram_index
+
+    metric = load_metric(name, **options)
+    systems = list(news["en-de.systems"].values())[:3]
+    for refs in (news["en-de.refs"][:1], news["en-de.refs"][1:3], news["en-de.refs"][:1]):
+        rows = [metric.corpus_stats(hyps, refs) for hyps in systems]
+        assert rows == [per_segment(load_metric(name, **options), hyps, refs) for hyps in systems]
+    monkeypatch.setattr(ngram_index.RefIndex, "build", classmethod(lambda cls, *a: None))
+    assert [load_metric(name, **options).corpus_stats(h, refs) for h in systems] == rows
