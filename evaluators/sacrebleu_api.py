@@ -67,6 +67,11 @@ def segment_statistics(metric: Any, hypothesis: str, info: Any) -> List[Any]:
     return metric._compute_segment_statistics(metric._preprocess_segment(hypothesis), info)
 
 
+def ter_words(metric: Any, text: str) -> List[str]:
+    """TER's words of a segment: sacrebleu's normalization and tokenization, then whitespace split."""
+    return metric._preprocess_segment(text).split()
+
+
 def compute_bleu(**kwargs: Any) -> float:
     """``BLEU.compute_bleu`` (public) on copies: add-k smoothing mutates its list arguments."""
     kwargs["correct"], kwargs["total"] = list(kwargs["correct"]), list(kwargs["total"])
