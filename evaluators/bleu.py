@@ -27,7 +27,7 @@ import numpy as np
 from evalpipe.evaluators import ngram_batch, ngram_index
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
-from evalpipe.evaluators.tokenize_13a import tokens_13a
+from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_block
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
@@ -85,6 +85,13 @@ class BLEU(Metric):
             sentence = sentence.lower()
         return self._split(sentence.rstrip())
 
+    def _block_tokens(self, sentences: Sequence[str]) -> List[List[str]]:
+        """``[self._tokens(s) for s in sentences]``; 13a tokenizes the whole block at once."""
+        if self.options["tokenize"] != "13a":
+            return [self._tokens(s) for s in sentences]
+        lower = self.options["lowercase"]
+        return tokens_13a_block([(s.lower() if lower else s).rstrip() for s in sentences])
+
     def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[dict, List[int]]:
         tokenized = [self._tokens(r) for r in refs]
         tables = [ngram_table(t, self._order) for t in tokenized]
@@ -108,9 +115,9 @@ class BLEU(Metric):
         ref_key = tuple(map(tuple, refs))
         cached = self._block_refs  # one read: another thread may replace it meanwhile
         if cached[0] != ref_key:  # several systems against the same references: tokenized and indexed once
-            cached = self._block_refs = (ref_key, self._index([[self._tokens(r) for r in stream] for stream in refs]))
+            cached = self._block_refs = (ref_key, self._index([self._block_tokens(stream) for stream in refs]))
         tokenized, index, vocab = cached[1]
-        hyp_tokens = [self._tokens(h) for h in hyps]
+        hyp_tokens = self._block_tokens(hyps)
         segments = len(hyps)
         if index is not None:
             hyp_len, ref_lens = ngram_index.lengths_of(hyp_tokens), index.ref_lengths

@@ -73,3 +73,41 @@ def tokens_13a(line: str) -> List[str]:
     if "-" in line:
         line = _DASH_AFTER_DIGIT.sub(" - ", line)
     return line.split()
+
+
+# a line the block path leaves to tokens_13a: two of .,  side by side, or a line break of its own
+_ALONE = re.compile(r"[.,][.,]|\n")
+
+
+def tokens_13a_block(lines: List[str]) -> List[List[str]]:
+    """``[tokens_13a(line) for line in lines]`` with each rule applied once to a whole block of lines.
+
+    The lines are joined with ``"\n"``, each padded with a space on both sides as :func:`tokens_13a`
+    pads it, so no rule can match across a line break: rules 2 and 3 need a ``.`` or ``,`` next to
+    their neighbour and rule 4 a ``-`` after a digit, and the break always has a space on both sides;
+    symbol padding and entity replacement act on single characters and fixed strings without
+    ``"\n"``.  Lines where two of ``.,`` stand side by side, or that hold a line break of their
+    own, go through :func:`tokens_13a` one by one (they need sacrebleu's consuming patterns, or its
+    first replacements in its order)."""
+    search = _ALONE.search
+    alone = [k for k, found in enumerate(map(search, lines)) if found]
+    if alone:
+        skip = set(alone)
+        rest = [line for k, line in enumerate(lines) if k not in skip]
+    else:
+        rest = lines
+    block = "\n".join(f" {line} " for line in rest).replace("<skipped>", "")
+    if "&" in block:
+        block = block.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    for c in set(_SYMBOL.findall(block)):
+        block = block.replace(c, _PADDED[c])
+    if "." in block:
+        block = _LONE_PERIOD.sub(" . ", block)
+    if "," in block:
+        block = _LONE_COMMA.sub(" , ", block)
+    if "-" in block:
+        block = _DASH_AFTER_DIGIT.sub(" - ", block)
+    out = [line.split() for line in block.split("\n")] if rest else []
+    for k in alone:  # in increasing order, so each lands at its place
+        out.insert(k, tokens_13a(lines[k]))
+    return out
