@@ -138,7 +138,7 @@ class BLEU(Metric):
         """(tokenized reference streams, their n-gram index or None, the word vocabulary)."""
         vocab: dict = {}
         lengths = np.column_stack([ngram_index.lengths_of(stream) for stream in tokenized])
-        index = ngram_index.RefIndex.build([ngram_index.word_units(stream, vocab, True) for stream in tokenized],
+        index = ngram_index.build([ngram_index.word_units(stream, vocab, True) for stream in tokenized],
                                            lengths, self._order)
         return tokenized, index, vocab
 

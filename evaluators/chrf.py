@@ -29,6 +29,7 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.evaluators import ngram_batch, ngram_index
+from evalpipe.evaluators.chrf_words import words_block
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import Counts, clipped
 from evalpipe.sufficient_stats.cache import LRUCache
@@ -135,7 +136,7 @@ class ChrF(Metric):
         self._add_orders(chars_index.matches(ngram_index.char_units(chars), ngram_index.lengths_of(chars)),
                          ngram_index.lengths_of(chars), chars_index.ref_lengths, columns)
         if o["word_order"]:
-            words = [sb.remove_punctuation(self._sacre, t) for t in hyp_texts]
+            words = self._words(hyp_texts)
             self._add_orders(words_index.matches(ngram_index.word_units(words, vocab, False),
                                                  ngram_index.lengths_of(words)),
                              ngram_index.lengths_of(words), words_index.ref_lengths, columns)
@@ -143,6 +144,9 @@ class ChrF(Metric):
 
     def _prepared(self, texts: Sequence[str]) -> List[str]:
         return [t.lower() for t in texts] if self.options["lowercase"] else list(texts)
+
+    def _words(self, texts: List[str]) -> List[List[str]]:
+        return words_block(texts, lambda line: sb.remove_punctuation(self._sacre, line))
 
     def _chars(self, texts: List[str]) -> List[str]:
         return texts if self.options["whitespace"] else ["".join(t.split()) for t in texts]
@@ -152,13 +156,13 @@ class ChrF(Metric):
         o = self.options
         chars = [self._chars(stream) for stream in refs]
         lengths = np.column_stack([ngram_index.lengths_of(c) for c in chars])
-        chars_index = ngram_index.RefIndex.build([ngram_index.char_units(c) for c in chars], lengths, o["char_order"])
+        chars_index = ngram_index.build([ngram_index.char_units(c) for c in chars], lengths, o["char_order"])
         vocab: dict = {}
         words_index = None
         if o["word_order"]:
-            words = [[sb.remove_punctuation(self._sacre, t) for t in stream] for stream in refs]
+            words = [self._words(stream) for stream in refs]
             lengths = np.column_stack([ngram_index.lengths_of(w) for w in words])
-            words_index = ngram_index.RefIndex.build([ngram_index.word_units(w, vocab, True) for w in words], lengths,
+            words_index = ngram_index.build([ngram_index.word_units(w, vocab, True) for w in words], lengths,
                                                      o["word_order"])
         return chars_index, words_index, vocab
 

@@ -138,3 +138,15 @@ class RefIndex:
             else:
                 yield np.column_stack([_sum_by(seg, np.minimum(hyp, ref[:, k]), segments) for k in range(refs)]) \
                     if refs else np.zeros((segments, 0), dtype=np.int64)
+
+
+def build(refs: Sequence[np.ndarray], ref_lengths: np.ndarray, max_order: int) -> Optional[object]:
+    """The fastest index that fits: :class:`~evalpipe.evaluators.ngram_kernel.CompiledIndex` when numba is
+    installed (imported only here), else :class:`RefIndex`; None when neither fits."""
+    from evalpipe.evaluators import ngram_kernel
+
+    if ngram_kernel.COMPILED:
+        index = ngram_kernel.CompiledIndex.build(refs, ref_lengths, max_order)
+        if index is not None:
+            return index
+    return RefIndex.build(refs, ref_lengths, max_order)

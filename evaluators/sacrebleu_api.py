@@ -23,6 +23,7 @@ PRIVATE_SYMBOLS = (
     ("sacrebleu.metrics.bleu", "BLEU", "TOKENIZERS"),
     ("sacrebleu.metrics.bleu", "BLEU", "SMOOTH_DEFAULTS"),
     ("sacrebleu.metrics.chrf", "CHRF", "_remove_punctuation"),
+    ("sacrebleu.metrics.chrf", "CHRF", "_PUNCTS"),
     ("sacrebleu.metrics.chrf", "CHRF", "_compute_f_score"),
     ("sacrebleu.metrics.base", "Metric", "_preprocess_segment"),
     ("sacrebleu.metrics.base", "Metric", "_extract_reference_info"),
@@ -44,6 +45,11 @@ def tokenizer(name: str) -> Callable[[str], str]:
 def remove_punctuation(chrf: CHRF, text: str) -> List[str]:
     """chrF++'s words: whitespace tokens with one leading or trailing punctuation mark split off."""
     return chrf._remove_punctuation(text)
+
+
+def chrf_punctuation() -> frozenset:
+    """The marks chrF++'s word split takes off a word's end (or, failing that, its start)."""
+    return frozenset(CHRF._PUNCTS)
 
 
 def chrf_f_score(chrf: CHRF, stats: Sequence[int]) -> float:
