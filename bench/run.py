@@ -14,6 +14,7 @@ import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_longform  # noqa: E402
 import bench_meta  # noqa: E402
+import bench_nbest  # noqa: E402
 import bench_protocol  # noqa: E402
 import bench_realdata  # noqa: E402
 import bench_report  # noqa: E402
@@ -31,6 +32,8 @@ def main() -> None:
     bench_corpus.main(scale)
     print("## real data against sacrebleu and sacrebleu-mojo (issue 15)")
     bench_realdata.main(scale)
+    print("## a real n-best stream through the pipe (issue 15)")
+    bench_nbest.main(scale)
     print("## huge files, streamed (issue 15)")
     bench_stream.main(scale)
     print("## simultaneous translation (issue 4)")

@@ -16,7 +16,7 @@ level on stderr.  Either way the serving loop goes on.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, List, Optional, Set, Union
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 from evalpipe.errors import EvalpipeError, InputError
 from evalpipe.protocol.codec import decode_line, format_error, format_score, parse_request
@@ -27,6 +27,9 @@ log = logging.getLogger(__name__)
 
 COMMANDS = ("SCORE", "EVAL", "INFO")
 DIALECTS = ("meteor", "pycocoevalcap")
+
+
+REPLY_CACHE = 4096  # SCORE replies kept for repeated request lines
 
 
 class Dispatcher:
@@ -42,12 +45,24 @@ class Dispatcher:
         self.metric, self.dialect, self.strict_stats, self.scale = metric, dialect, strict_stats, scale
         self.forms = dict(forms or {})
         self.reference_counts: Set[int] = set()
+        # Replies to SCORE lines seen before, by the request line as it came (an n-best list repeats
+        # hypotheses): a SCORE reply depends on nothing but its line.  Oldest first out.
+        self._replies: Dict[Union[str, bytes], List[str]] = {}
 
     def handle(self, line: Union[str, bytes]) -> List[str]:
         """The reply lines (without line ends) for one request line; an error is one ``ERROR`` line."""
+        replies = self._replies
+        reply = replies.get(line)
+        if reply is not None:
+            return reply
         try:
             text = decode_line(line) if isinstance(line, bytes) else line.rstrip("\r\n")
-            return self._dispatch(text)
+            reply, repeatable = self._dispatch(text)
+            if repeatable:
+                if len(replies) >= REPLY_CACHE:
+                    del replies[next(iter(replies))]
+                replies[line] = reply
+            return reply
         except EvalpipeError as exc:
             return [format_error(str(exc) or type(exc).__name__)]
         except Exception as exc:  # a bug, not bad input: say so, keep the traceback, go on
@@ -60,20 +75,21 @@ class Dispatcher:
         counts = self.reference_counts
         return None if not counts else next(iter(counts)) if len(counts) == 1 else -1
 
-    def _dispatch(self, text: str) -> List[str]:
+    def _dispatch(self, text: str) -> Tuple[List[str], bool]:
+        """The reply, and whether the same line always gets it (a plain SCORE)."""
         request = parse_request(text)
         command = request.command.upper()
         if command == "SCORE" and len(request.fields) == 2 and request.fields[0] in self.forms:
-            return [format_stats(self.forms[request.fields[0]](self.metric, request.fields[1]))]
+            return [format_stats(self.forms[request.fields[0]](self.metric, request.fields[1]))], False
         if command == "SCORE":
             hypothesis, references = score_fields(self.metric, request.fields)
             stats = self.metric.stats(hypothesis, references)
             self.reference_counts.add(len(references))
-            return [format_stats(stats)]
+            return [format_stats(stats)], True
         if command == "EVAL":
-            return self._evaluate(request.fields)
+            return self._evaluate(request.fields), False
         if command == "INFO":
-            return [f"{self.metric.signature(self.nrefs())} ||| {' '.join(self.metric.stats_fields)}"]
+            return [f"{self.metric.signature(self.nrefs())} ||| {' '.join(self.metric.stats_fields)}"], False
         shown = text if len(text) <= 60 else text[:57] + "..."
         raise InputError(f"expected a request starting with {', '.join(COMMANDS)}; got {shown!r}")
 

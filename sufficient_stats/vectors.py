@@ -176,6 +176,8 @@ def format_number(value: Number) -> str:
 
 def format_stats(stats: Sequence[Number]) -> str:
     """Space-separated text form of a stats vector (see the module docstring)."""
+    if all(type(v) is int for v in stats):  # the common case (counts), without the per-value checks
+        return " ".join(map(str, stats))
     return " ".join(format_number(v) for v in stats)
 
 
