@@ -61,6 +61,65 @@ def main(scale: float = 1.0) -> None:
               f"({t_mtme / t_fast:6.1f}x, target >= 100x)")
     gold = [g for g in cases["correlations"][0]["gold"]]
     print(f"chance level of system-level pairwise accuracy (MQM, {len(gold)} systems): {chance_accuracy(gold):.3f}")
+    ted_cli(stats, k=1000)
+
+
+def ted_cli(stats, k: int = 1000) -> None:
+    """Item-wise tests on the WMT21 TED talks (en-de MQM, 14 systems x 529 items; sentence BLEU and chrF
+    written into a temporary MTME-layout copy by ``evalpipe meta-eval add-metric``): MTME's own
+    ``PermutationSigDiff`` (Kendall tau-b) and ``PairwisePermutationSigDiff`` (acc23, calibrated epsilons)
+    in process against ``evalpipe meta-eval compare`` as a command, wall time included."""
+    import json
+    import subprocess
+    import tempfile
+
+    from common import NEWS, child_env
+
+    ted = NEWS.parent / "wmt21.tedtalks"
+    if not ted.is_dir():
+        print(f"TED meta-eval benchmark skipped: no {ted}")
+        return
+    evalpipe = str(Path(sys.executable).parent / "evalpipe")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "wmt21.tedtalks"
+        root.mkdir()
+        for item in ted.iterdir():
+            (root / item.name).symlink_to(item)
+        for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")):
+            extra = ["-o", "effective_order=true"] if metric == "bleu" else []
+            subprocess.run([evalpipe, "meta-eval", "add-metric", "--root", tmp, "--test-set", root.name, "--lp",
+                            "en-de", "--name", name, metric, *extra], check=True, capture_output=True, env=child_env())
+        from evalpipe.meta.evalset import EvalSet
+
+        evs = EvalSet(tmp, root.name, "en-de")
+        gold_seg, seg = evs.Scores("seg", "mqm"), {m: evs.Scores("seg", m) for m in ("BLEU-refA", "chrF-refA")}
+        systems = [s for s in evs.human_sys_names("mqm", "seg") if all(s in t for t in seg.values())]
+        gold = [v for s in systems for v in gold_seg[s]]
+        m1, m2 = ([v for s in systems for v in seg[m][s]] for m in ("BLEU-refA", "chrF-refA"))
+        c1, c2 = stats.Correlation(len(systems), gold, m1), stats.Correlation(len(systems), gold, m2)
+        print(f"TED talks en-de MQM, {len(systems)} systems x {len(gold) // len(systems)} items, item-wise, k={k}")
+        for label, mtme_call, cli in (
+                ("Kendall tau-b permutation", lambda: stats.PermutationSigDiff(c1, c2, stats.KendallVariants, "item", k,
+                                                                              variant="b"),
+                 ["--statistic", "kendall", "--variant", "b"]),
+                ("acc23 pair-swapping permutation (WMT23)", lambda: stats.PairwisePermutationSigDiff(
+                    c1, c2, "acc23", "item", k), ["--statistic", "accuracy", "--test", "pairwise"])):
+            np.random.seed(1)
+            start = time.perf_counter()
+            theirs = mtme_call()
+            t_mtme = time.perf_counter() - start
+            shown = []
+            for mode in ("mtme", "fast"):
+                cmd = [evalpipe, "meta-eval", "compare", "--root", tmp, "--test-set", root.name, "--lp", "en-de",
+                       "--level", "seg", "--average", "item", "-k", str(k), "--seed", "1", "--mode", mode, "-f", "json",
+                       *cli, "BLEU-refA", "chrF-refA"]
+                start = time.perf_counter()
+                done = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), check=True)
+                t = time.perf_counter() - start
+                p = json.loads(done.stdout)["p_value"]
+                shown.append(f"evalpipe --mode {mode} {t:6.2f}s p={p:.4f} ({t_mtme / t:6.1f}x)")
+            print(f"  {label:<40} MTME {t_mtme:7.2f}s p={theirs[0]:.4f} | " + " | ".join(shown)
+                  + "  (CLI wall time; target >= 100x in the default fast mode)")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,17 @@ def build_cases():
          "metric2": seg["chrf"], "average_by": "item", "statistic": "kendall", "variant": "acc23", "k": 100,
          "seed": 3},
     ]
+    cases["pairwise"] = [  # MTME's PairwisePermutationSigDiff (WMT23's test): pair outcomes swapped
+        {"id": "seg/acc23/item", "num_sys": len(seg_systems), "gold": g_seg, "metric1": seg["bleu"],
+         "metric2": seg["chrf"], "average_by": "item", "variant": "acc23", "k": 200, "seed": 7},
+        {"id": "seg/23/sys", "num_sys": len(seg_systems), "gold": g_seg, "metric1": seg["chrf"],
+         "metric2": seg["bleu"], "average_by": "sys", "variant": "23", "k": 100, "seed": 4},
+        {"id": "sys/acc23/none", "num_sys": len(systems), "gold": g_sys, "metric1": vec["BLEU-refA"],
+         "metric2": vec["COMET-refA"], "average_by": "none", "variant": "acc23", "k": 500, "seed": 9},
+        {"id": "seg/b/item/eps", "num_sys": len(seg_systems), "gold": g_seg, "metric1": seg["bleu"],
+         "metric2": seg["chrf"], "average_by": "item", "variant": "b", "k": 100, "seed": 1, "epsilon1": 0.0,
+         "epsilon2": 2.0},
+    ]
     cases["matrix"] = {"num_sys": len(systems), "gold": g_sys, "metrics": {k: vec[k] for k in ("BLEU-refA", "COMET-refA",
                                                                                                "BLEU-refC")},
                        "k": 300, "seed": 2}

@@ -82,6 +82,63 @@ def test_permutation_mtme_mode_equals_mtme(cases, index):
     assert abs(fast["p_value"] - want["p_value"]) < 0.08  # another random stream, the same test
 
 
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
+def test_pairwise_permutation_mtme_mode_equals_mtme(cases, index):
+    """MTME's PairwisePermutationSigDiff (tie-calibrated epsilons, or given ones) reproduced exactly in mtme
+    mode; the fast mode runs the same test on another random stream."""
+    from evalpipe.meta.pairwise_permutation import pairwise_permutation_test
+
+    case = cases["pairwise"][index]
+    want = {e["id"]: e for e in EXPECTED["pairwise"]}[case["id"]]
+    args = (case["gold"], case["metric1"], case["metric2"], case["num_sys"], case["average_by"], case["variant"])
+    eps = {"epsilon1": case.get("epsilon1"), "epsilon2": case.get("epsilon2")}
+    got = pairwise_permutation_test(*args, k=case["k"], seed=case["seed"], mode="mtme", **eps)
+    assert (got["p_value"], got["trials"]) == (want["p_value"], want["trials"])
+    assert got["delta"] == want["delta"]
+    fast = pairwise_permutation_test(*args, k=2000, seed=case["seed"], **eps)
+    assert fast["delta"] == got["delta"] and abs(fast["p_value"] - want["p_value"]) < 0.06
+
+
+def test_pairwise_fast_counts_equal_direct_hybrids(cases):
+    """The fast mode's hybrid taus, from count differences of the pairs that differ, equal taus computed
+    directly from each hybrid's outcomes for the same coins."""
+    from evalpipe.meta import pairwise_permutation as pp
+
+    case = cases["pairwise"][0]
+    rows = pp.groups(case["gold"], case["metric1"], case["num_sys"], "item")
+    rows2 = pp.groups(case["gold"], case["metric2"], case["num_sys"], "item")
+    lens = [len(g) for g, _ in rows]
+    y = np.concatenate([g for g, _ in rows])
+    out1 = pp._outcomes(y, np.concatenate([m for _, m in rows]), lens, 0.5)
+    out2 = pp._outcomes(y, np.concatenate([m for _, m in rows2]), lens, 1.5)
+    row = np.repeat(np.arange(len(lens)), [n * (n - 1) // 2 for n in lens])
+    size = len(lens) * pp.CATEGORIES
+    base1 = np.bincount(row * pp.CATEGORIES + out1, minlength=size).reshape(len(lens), -1)
+    base2 = np.bincount(row * pp.CATEGORIES + out2, minlength=size).reshape(len(lens), -1)
+
+    class Recorder:  # the generator's coins, kept to recompute the hybrids directly
+        def __init__(self):
+            self.rng, self.drawn = np.random.default_rng(3), []
+
+        def integers(self, *a, **kw):
+            self.drawn.append(self.rng.integers(*a, **kw))
+            return self.drawn[-1]
+
+    recorder = Recorder()
+    p, trials = pp._fast_trials(recorder, row, out1, out2, base1, base2, "acc23", 0.0, 50, 1000, 0.02, 0.5, False)
+    coins = np.concatenate(recorder.drawn)
+    differ = np.flatnonzero(out1 != out2)
+    large = 0
+    for t in range(50):
+        w = np.zeros(len(out1), dtype=bool)
+        w[differ] = coins[t].astype(bool)
+        taus = [pp._rows_average(pp._taus(np.bincount(row * pp.CATEGORIES + np.where(w, a, b), minlength=size)
+                                          .reshape(1, len(lens), -1), "acc23"), False)[0]
+                for a, b in ((out1, out2), (out2, out1))]
+        large += taus[1] - taus[0] >= 0.0
+    assert (p, trials) == (large / 50, 50)
+
+
 def test_significance_matrix_equals_mtme(cases):
     m = cases["matrix"]
     got = significance_matrix(m["gold"], m["metrics"], m["num_sys"], "none", "pearson", k=m["k"], seed=m["seed"],

@@ -5,7 +5,9 @@ Run:  python tests/data/make_mtme_expected.py --mtme PATH_TO_MTME_CHECKOUT
 never copied here.)  It reads ../shared/data/wmt21.news (en-de), builds the same packed vectors the
 test builds (same system order), computes sentence-level chrF with evalpipe for the segment-level
 cases, and writes tests/data/mtme_expected.json with MTME's correlations, permutation p-values
-(``numpy.random.seed`` before each test, as an MTME user does) and a significance matrix with ranks.
+(``numpy.random.seed`` before each test, as an MTME user does), pair-swapping permutation p-values
+(``PairwisePermutationSigDiff``, tie-calibrated epsilons unless the case gives them) and a significance
+matrix with ranks.
 """
 from __future__ import annotations
 
@@ -70,6 +72,15 @@ def main() -> None:
         np.random.seed(case["seed"])
         p, delta, used, _ = stats.PermutationSigDiff(c1, c2, fn, case["average_by"], case["k"], **extra)
         out["permutation"].append({"id": case["id"], "p_value": float(p), "delta": float(delta), "trials": int(used)})
+    out["pairwise"] = []
+    for case in cases["pairwise"]:
+        c1 = stats.Correlation(case["num_sys"], case["gold"], case["metric1"])
+        c2 = stats.Correlation(case["num_sys"], case["gold"], case["metric2"])
+        np.random.seed(case["seed"])
+        p, delta, used, _ = stats.PairwisePermutationSigDiff(c1, c2, case["variant"], case["average_by"], case["k"],
+                                                             epsilon1=case.get("epsilon1"),
+                                                             epsilon2=case.get("epsilon2"))
+        out["pairwise"].append({"id": case["id"], "p_value": float(p), "delta": float(delta), "trials": int(used)})
     m = cases["matrix"]
     corrs = {name: stats.Correlation(m["num_sys"], m["gold"], vec) for name, vec in m["metrics"].items()}
     values = {name: c.Pearson("none")[0] for name, c in corrs.items()}

@@ -160,11 +160,17 @@ def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]
 @click.option("--seed", type=int, default=None)
 @click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True,
               help="fast batched draws, or MTME's exact legacy random stream")
-@click.option("--test", "test_kind", type=click.Choice(["permutation", "bootstrap"]), default="permutation",
-              show_default=True)
+@click.option("--test", "test_kind", type=click.Choice(["permutation", "bootstrap", "pairwise"]),
+              default="permutation", show_default=True,
+              help="pairwise: MTME's PairwisePermutationSigDiff (WMT23), pair outcomes swapped, Kendall variants")
+@click.option("--epsilon1", type=float, default=None, help="--test pairwise: METRIC1's tie threshold (default: calibrated)")
+@click.option("--epsilon2", type=float, default=None, help="--test pairwise: METRIC2's tie threshold (default: calibrated)")
+@click.option("--sample-rate", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True,
+              help="--test pairwise: pair sampling of the tie calibration")
 def compare_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, metric1, metric2,
-                    trials, seed, mode, test_kind):
-    """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, or bootstrap)"""
+                    trials, seed, mode, test_kind, epsilon1, epsilon2, sample_rate):
+    """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, bootstrap, or
+    the pair-swapping permutation test of Kendall-like correlations)"""
     from evalpipe.meta.significance import bootstrap_test, permutation_test
 
     evs = EvalSet(root, test_set, lp)
@@ -174,14 +180,28 @@ def compare_command(root, test_set, lp, human, level, average, statistic, varian
     v1 = [v for s in systems for v in s1[s]]
     v2 = [v for s in systems for v in s2[s]]
     opts = _stat_options(statistic, variant, epsilon)
-    if test_kind == "bootstrap":
+    if test_kind == "pairwise":
+        from evalpipe.meta.pairwise_permutation import pairwise_permutation_test
+
+        variant = "acc23" if statistic == "accuracy" else variant
+        if variant == "b" and (epsilon1 is None or epsilon2 is None):
+            raise UsageError("--test pairwise with --variant b needs --epsilon1 and --epsilon2 "
+                             "(tie calibration is defined for the 23 and acc23 variants)")
+        result = pairwise_permutation_test(gold, v1, v2, len(systems), average, variant, k=trials, seed=seed, mode=mode,
+                                           epsilon1=epsilon1, epsilon2=epsilon2, sample_rate=sample_rate)
+        statistic = "kendall"
+        opts = {"variant": variant}
+        corr = [average_correlation(gold, v, len(systems), average, statistic, variant=variant, epsilon=e)[0]
+                for v, e in ((v1, result["epsilon1"]), (v2, result["epsilon2"]))]
+    elif test_kind == "bootstrap":
         result = bootstrap_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, **opts)
     else:
         result = permutation_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
                                   **opts)
-    result.update({"metric1": metric1, "metric2": metric2, "level": level, "statistic": statistic,
-                   "correlation1": average_correlation(gold, v1, len(systems), average, statistic, **opts)[0],
-                   "correlation2": average_correlation(gold, v2, len(systems), average, statistic, **opts)[0]})
+    if test_kind != "pairwise":
+        corr = [average_correlation(gold, v, len(systems), average, statistic, **opts)[0] for v in (v1, v2)]
+    result.update({"metric1": metric1, "metric2": metric2, "level": level, "statistic": statistic, "test": test_kind,
+                   "correlation1": corr[0], "correlation2": corr[1]})
     click.echo(json.dumps(result, indent=1) if fmt == "json" else
                f"{metric1} {result['correlation1']:.4f}  {metric2} {result['correlation2']:.4f}  "
                f"delta {result['delta']:.4f}  p = {result['p_value']:.4f} ({result['trials']} trials)")

@@ -1,0 +1,176 @@
+"""The pair-swapping permutation test of two Kendall-like correlations (WMT23's official test).
+
+MT Metrics Eval's ``PairwisePermutationSigDiff`` (Deutsch et al., 2023): instead of swapping the two
+metrics' *scores* at positions, each trial swaps their *pair outcomes*.  Within each row (``average_by``
+none / sys / item; human scores that are None dropped), every pair of positions has an outcome under
+metric 1 and under metric 2 -- concordant, discordant, tied in the metric only (``|difference| <=
+epsilon`` of that metric), tied in the human scores only, tied in both.  A trial draws one fair coin per
+pair; hybrid 1 takes metric 1's outcome where the coin is 1 and metric 2's elsewhere, hybrid 2 the
+reverse; each hybrid's Kendall variant (b, 23 or acc23; not c, which needs scores) is computed per row
+from its outcome counts and averaged over rows (NaN rows dropped, 0 if none is left).  The p-value is
+the share of trials with ``tau(hybrid 2) - tau(hybrid 1) >= tau(metric 2) - tau(metric 1)``.  Each
+metric's epsilon is its own tie-calibrated threshold unless given (``kendall_with_ties_opt``, the *23
+variants only).  Early stopping as MTME writes it: at a trial that is a multiple of ``block_size`` and
+itself reaches the observed difference, stop if the running p-value is below ``early_min`` or above
+``early_max``.  A row of one position has no pairs: its tau is NaN and it is dropped (MTME divides by
+zero there).
+
+* ``mode="mtme"``: MTME's draws -- per trial, per row, ``binomial(1, 0.5, (n, n))`` from a legacy
+  ``RandomState(seed)`` (MTME's global generator after ``numpy.random.seed(seed)``), the coin of pair
+  (a < b) being element (a, b).  Those draws consume the stream element by element, so one call per
+  trial gives the same coins.  p-values equal MTME's.
+* ``mode="fast"`` (default): coins from ``numpy.random.default_rng(seed)``, drawn only for the pairs
+  whose outcome differs between the metrics (elsewhere both hybrids agree with both metrics), all
+  trials of a batch at once; the hybrids' counts are the other metric's counts plus per-row sums of
+  coins times outcome differences.  Same test, another random stream.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalpipe.errors import UsageError
+from evalpipe.meta.correlation import Pair, groups, kendall_from_counts, kendall_with_ties_opt, reshape
+
+CATEGORIES = len(Pair)
+
+
+def _outcomes(gold: np.ndarray, metric: np.ndarray, lens: Sequence[int], epsilon: float) -> np.ndarray:
+    """The :class:`Pair` outcome of every pair (a < b) of every row, rows in order, pairs row-major."""
+    out = []
+    start = 0
+    for n in lens:
+        a, b = np.triu_indices(n, 1)
+        dy = gold[start + b] - gold[start + a]
+        dx = metric[start + b] - metric[start + a]
+        x_tie, y_tie = np.abs(dx) <= epsilon, dy == 0
+        con = ~x_tie & ~y_tie & (((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0)))
+        out.append(np.select([x_tie & y_tie, x_tie, y_tie, con],
+                             [Pair.BOTH_TIED, Pair.METRIC_TIE, Pair.HUMAN_TIE, Pair.CONCORDANT],
+                             default=Pair.DISCORDANT).astype(np.int64))
+        start += n
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def _taus(counts: np.ndarray, variant: str) -> np.ndarray:
+    """Tau of every row from ``... x rows x 5`` counts (NaN for a row without pairs)."""
+    c = counts.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return kendall_from_counts(*(c[..., k] for k in Pair), variant=variant)
+
+
+def _mtme_average(values: np.ndarray, replace_nans_with_zeros: bool) -> float:
+    """MTME's average of one trial's row taus: NaN dropped (or 0), ``numpy.average``, 0 if none."""
+    vals = np.nan_to_num(values) if replace_nans_with_zeros else values[~np.isnan(values)]
+    return float(np.average(vals)) if len(vals) else 0.0
+
+
+def _rows_average(values: np.ndarray, replace_nans_with_zeros: bool) -> np.ndarray:
+    """The same average for every trial at once (trials x rows)."""
+    if replace_nans_with_zeros:
+        return np.nan_to_num(values).mean(axis=1)
+    ok = ~np.isnan(values)
+    n = ok.sum(axis=1)
+    return np.where(n > 0, np.where(ok, values, 0.0).sum(axis=1) / np.maximum(n, 1), 0.0)
+
+
+def _stop(large: int, i: int, block_size: int, early_min: float, early_max: float) -> bool:
+    return i % block_size == 0 and not early_min <= large / i <= early_max
+
+
+def pairwise_permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],
+                              num_sys: int, average_by: str = "none", variant: str = "acc23", k: int = 1000,
+                              seed: Optional[int] = None, mode: str = "fast",
+                              epsilon1: Optional[float] = None, epsilon2: Optional[float] = None,
+                              sample_rate: float = 1.0, block_size: int = 1000, early_min: float = 0.02,
+                              early_max: float = 0.5, replace_nans_with_zeros: bool = False,
+                              random_state: Optional[np.random.RandomState] = None) -> Dict[str, Any]:
+    """``{"p_value", "delta", "trials", "epsilon1", "epsilon2"}``: does metric 2's Kendall-like correlation
+    beat metric 1's?  (See the module docstring.)"""
+    if mode not in ("fast", "mtme"):
+        raise UsageError(f"expected mode fast or mtme, got {mode!r}")
+    if variant not in ("b", "23", "acc23"):
+        raise UsageError(f"the pairwise permutation test takes Kendall variant b, 23 or acc23, got {variant!r} "
+                         f"(tau-c needs the scores themselves)")
+    rng = random_state if random_state is not None else np.random.RandomState(seed) if mode == "mtme" else None
+    epsilons: List[float] = []
+    for given, metric in ((epsilon1, metric1), (epsilon2, metric2)):
+        if given is None:  # tie calibration (draws from the same stream as MTME when sample_rate < 1)
+            given = kendall_with_ties_opt(gold, metric, num_sys, average_by, variant, sample_rate,
+                                          rng if rng is not None else np.random.RandomState(seed))[1]
+        if given < 0:
+            raise UsageError(f"epsilon must be non-negative, got {given}")
+        epsilons.append(float(given))
+    rows1, rows2 = groups(gold, metric1, num_sys, average_by), groups(gold, metric2, num_sys, average_by)
+    lens = [len(g) for g, _ in rows1]
+    y = np.concatenate([g for g, _ in rows1]).astype(np.float64) if rows1 else np.zeros(0)
+    m1 = np.concatenate([m for _, m in rows1]).astype(np.float64) if rows1 else np.zeros(0)
+    m2 = np.concatenate([m for _, m in rows2]).astype(np.float64) if rows2 else np.zeros(0)
+    out1, out2 = _outcomes(y, m1, lens, epsilons[0]), _outcomes(y, m2, lens, epsilons[1])
+    row = np.repeat(np.arange(len(lens)), [n * (n - 1) // 2 for n in lens])
+    size = len(lens) * CATEGORIES
+    base1 = np.bincount(row * CATEGORIES + out1, minlength=size).reshape(len(lens), CATEGORIES)
+    base2 = np.bincount(row * CATEGORIES + out2, minlength=size).reshape(len(lens), CATEGORIES)
+    delta = _mtme_average(_taus(base2, variant), replace_nans_with_zeros) - \
+        _mtme_average(_taus(base1, variant), replace_nans_with_zeros)
+    if mode == "mtme":  # MTME also draws coins for rows of one position (they have no pair)
+        drawn = [n for n in (sum(v is not None for v in g) for g in reshape(gold, num_sys, average_by)) if n]
+        result = _mtme_trials(rng, drawn, lens, row, out1, out2, variant, delta, k, block_size, early_min, early_max,
+                              replace_nans_with_zeros)
+    else:
+        result = _fast_trials(np.random.default_rng(seed), row, out1, out2, base1, base2, variant, delta, k,
+                              block_size, early_min, early_max, replace_nans_with_zeros)
+    p_value, trials = result
+    return {"p_value": p_value, "delta": float(delta), "trials": trials, "epsilon1": epsilons[0],
+            "epsilon2": epsilons[1]}
+
+
+def _mtme_trials(rng, drawn, lens, row, out1, out2, variant, delta, k, block_size, early_min, early_max,
+                 replace_nans_with_zeros) -> Tuple[float, int]:
+    offsets = np.r_[0, np.cumsum([n * n for n in drawn])]
+    pick = np.concatenate([o + a * n + b for o, n in zip(offsets, drawn) if n > 1 for a, b in [np.triu_indices(n, 1)]]) \
+        if lens else np.zeros(0, dtype=np.int64)
+    size = len(lens) * CATEGORIES
+    large, i = 0, 1
+    for i in range(1, k + 1):
+        coins = rng.binomial(1, 0.5, int(offsets[-1]))[pick].astype(bool)
+        taus = []
+        for first, second in ((out1, out2), (out2, out1)):  # hybrid 1 takes metric 1 where the coin is 1
+            counts = np.bincount(row * CATEGORIES + np.where(coins, first, second), minlength=size)
+            taus.append(_mtme_average(_taus(counts.reshape(len(lens), CATEGORIES), variant), replace_nans_with_zeros))
+        if taus[1] - taus[0] >= delta:
+            large += 1
+            if _stop(large, i, block_size, early_min, early_max):
+                break
+    return large / i, i
+
+
+def _fast_trials(rng, row, out1, out2, base1, base2, variant, delta, k, block_size, early_min, early_max,
+                 replace_nans_with_zeros) -> Tuple[float, int]:
+    differ = np.flatnonzero(out1 != out2)  # pairs are stored row by row, so these are too
+    rows = len(base1)
+    d_row = row[differ]
+    change = np.zeros((len(differ), CATEGORIES), dtype=np.int8)  # coin 1: hybrid 1 gains out1, loses out2
+    change[np.arange(len(differ)), out1[differ]] += 1
+    change[np.arange(len(differ)), out2[differ]] -= 1
+    starts = np.flatnonzero(np.r_[True, d_row[1:] != d_row[:-1]]) if len(differ) else np.zeros(0, dtype=np.int64)
+    present = d_row[starts] if len(differ) else np.zeros(0, dtype=np.int64)
+    diffs = np.empty(k)
+    batch = max(1, min(k, 20_000_000 // max(len(differ), 1)))
+    for start in range(0, k, batch):
+        trials = min(batch, k - start)
+        gain = np.zeros((trials, rows, CATEGORIES), dtype=np.int64)
+        if len(differ):
+            coins = rng.integers(0, 2, size=(trials, len(differ)), dtype=np.int8)
+            for c in range(CATEGORIES):
+                gain[:, present, c] = np.add.reduceat(coins * change[:, c], starts, axis=1, dtype=np.int64)
+        taus1 = _taus(base2[None] + gain, variant)
+        taus2 = _taus(base1[None] - gain, variant)
+        diffs[start:start + trials] = _rows_average(taus2, replace_nans_with_zeros) - \
+            _rows_average(taus1, replace_nans_with_zeros)
+    hits = np.cumsum(diffs >= delta)
+    for i in range(block_size, k + 1, block_size):  # MTME's rule: checked at trials that reach delta
+        if diffs[i - 1] >= delta and _stop(int(hits[i - 1]), i, block_size, early_min, early_max):
+            return float(hits[i - 1] / i), i
+    return float(hits[-1] / k), k
