@@ -20,18 +20,18 @@ from evalpipe.evaluators import sacrebleu_api as sb
 
 _MARKS = "".join(sorted(sb.chrf_punctuation()))
 _CLASS = re.escape(_MARKS)
-# (both patterns match the empty place where a space goes: a constant replacement, no template)
-# after a mark opening a word of 2+ characters whose last character is not a mark
-_OPENING = re.compile(rf"(?<=[{_CLASS}])(?<!\S[{_CLASS}])(?=\S*[^\s{_CLASS}](?!\S))")
-# before a mark ending a word of 2+ characters
-_CLOSING = re.compile(rf"(?<=\S)(?=[{_CLASS}](?!\S))")
+# (each pattern starts with the mark itself, so the engine skips to candidate marks)
+# a mark opening a word of 2+ characters whose last character is not a mark
+_OPENING = re.compile(rf"([{_CLASS}])(?<!\S[{_CLASS}])(?=\S*[^\s{_CLASS}](?!\S))")
+# a mark ending a word of 2+ characters
+_CLOSING = re.compile(rf"([{_CLASS}])(?<=\S[{_CLASS}])(?!\S)")
 
 
 def words_block(lines: List[str], one_line: Callable[[str], List[str]]) -> List[List[str]]:
     """``[one_line(line) for line in lines]`` (``one_line``: sacrebleu's own split) done for the block."""
     alone = [k for k, line in enumerate(lines) if "\n" in line]
     rest = [line for line in lines if "\n" not in line] if alone else lines
-    block = _CLOSING.sub(" ", _OPENING.sub(" ", "\n".join(rest)))
+    block = _CLOSING.sub(r" \1", _OPENING.sub(r"\1 ", "\n".join(rest)))
     out = [line.split() for line in block.split("\n")] if rest else []
     for k in alone:
         out.insert(k, one_line(lines[k]))
