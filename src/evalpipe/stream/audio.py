@@ -13,7 +13,7 @@ in chunks with their timestamps.
 """
 from __future__ import annotations
 
-import io
+import struct
 import wave
 from pathlib import Path
 from typing import Any, Dict, NamedTuple, Sequence, Tuple
@@ -93,10 +93,11 @@ def synthesize(path: Path, sentences: Sequence[Tuple[str, Any]], rate: int = RAT
             a = int((ref.offset + k * share) * rate)
             b = int((ref.offset + (k + 0.8) * share) * rate)
             samples[a:b] = (8000 * np.sin(2 * np.pi * 440 * np.arange(b - a) / rate)).astype(np.int16)
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as handle:
-        handle.setnchannels(1)
-        handle.setsampwidth(2)
-        handle.setframerate(rate)
-        handle.writeframes(samples.tobytes())
-    write_atomically(str(path), buffer.getvalue())
+    write_atomically(str(path), pcm16_wav(samples.tobytes(), rate))
+
+
+def pcm16_wav(data: bytes, rate: int) -> bytes:
+    """A mono 16-bit PCM WAV file of little-endian samples (the 44-byte RIFF header, then the data)."""
+    header = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(data), b"WAVE", b"fmt ", 16, 1, 1, rate, 2 * rate,
+                         2, 16, b"data", len(data))
+    return header + data
