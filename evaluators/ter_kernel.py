@@ -30,14 +30,7 @@ import math
 
 import numpy as np
 
-try:  # the ``fast`` extra
-    from numba import njit
-    COMPILED = True
-except ImportError:  # pragma: no cover - exercised when numba is absent
-    COMPILED = False
-
-    def njit(*args, **kwargs):  # type: ignore[no-redef]
-        return (lambda f: f) if not args or not callable(args[0]) else args[0]
+from evalpipe.evaluators.compiled import COMPILED, njit  # noqa: F401 (COMPILED: whether numba runs)
 
 MAX_SHIFT_SIZE = 10
 MAX_SHIFT_DIST = 50

@@ -53,26 +53,35 @@ def tokenize_13a(line: str) -> str:
     return " ".join(tokens_13a(line))
 
 
+def _entities_and_symbols(text: str) -> str:
+    """The 13a rules that act on fixed strings and single characters: entities, then symbol padding."""
+    if "&" in text:
+        text = text.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    for c in set(_SYMBOL.findall(text)):
+        text = text.replace(c, _PADDED[c])
+    return text
+
+
+def _lone_marks_and_dashes(text: str) -> str:
+    """Rules 2-4 where no two of ``.,`` stand side by side: the lookaround forms."""
+    if "." in text:
+        text = _LONE_PERIOD.sub(" . ", text)
+    if "," in text:
+        text = _LONE_COMMA.sub(" , ", text)
+    return _DASH_AFTER_DIGIT.sub(" - ", text) if "-" in text else text
+
+
 def tokens_13a(line: str) -> List[str]:
     """The tokens of ``line`` under 13a: ``tokenize_13a(line).split()`` without the join and re-split."""
     line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
-    if "&" in line:
-        line = line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
-    for c in set(_SYMBOL.findall(line)):
-        line = line.replace(c, _PADDED[c])
-    line = f" {line} "
-    if "." in line or "," in line:
-        if ".." in line or ".," in line or ",." in line or ",," in line:
-            line = _PERIOD_COMMA_BEFORE.sub(_space_after_both, line)
-            line = _PERIOD_COMMA_AFTER.sub(_space_before_both, line)
-        else:
-            if "." in line:
-                line = _LONE_PERIOD.sub(" . ", line)
-            if "," in line:
-                line = _LONE_COMMA.sub(" , ", line)
-    if "-" in line:
-        line = _DASH_AFTER_DIGIT.sub(" - ", line)
-    return line.split()
+    line = f" {_entities_and_symbols(line)} "
+    if ".." in line or ".," in line or ",." in line or ",," in line:
+        line = _PERIOD_COMMA_BEFORE.sub(_space_after_both, line)
+        line = _PERIOD_COMMA_AFTER.sub(_space_before_both, line)
+        if "-" in line:
+            line = _DASH_AFTER_DIGIT.sub(" - ", line)
+        return line.split()
+    return _lone_marks_and_dashes(line).split()
 
 
 # a line the block path leaves to tokens_13a: two of .,  side by side, or a line break of its own
@@ -96,17 +105,7 @@ def tokens_13a_block(lines: List[str]) -> List[List[str]]:
         rest = [line for k, line in enumerate(lines) if k not in skip]
     else:
         rest = lines
-    block = "\n".join(f" {line} " for line in rest).replace("<skipped>", "")
-    if "&" in block:
-        block = block.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
-    for c in set(_SYMBOL.findall(block)):
-        block = block.replace(c, _PADDED[c])
-    if "." in block:
-        block = _LONE_PERIOD.sub(" . ", block)
-    if "," in block:
-        block = _LONE_COMMA.sub(" , ", block)
-    if "-" in block:
-        block = _DASH_AFTER_DIGIT.sub(" - ", block)
+    block = _lone_marks_and_dashes(_entities_and_symbols("\n".join(f" {line} " for line in rest).replace("<skipped>", "")))
     out = [line.split() for line in block.split("\n")] if rest else []
     for k in alone:  # in increasing order, so each lands at its place
         out.insert(k, tokens_13a(lines[k]))
