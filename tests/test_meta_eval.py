@@ -256,3 +256,69 @@ def test_batched_kendall_equals_direct_computation(variant):
             for got, m in ((r1[t, g], m1), (r2[t, g], m2)):
                 want = kendall(y[b:e], m[b:e], variant)
                 assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want, abs=1e-12)
+
+
+def reference_ties_opt(gold, metric, num_sys, average_by, variant, sample_rate, rng):
+    """The pair-by-pair form of tie calibration (evalpipe's earlier code, MTME's loop written out): the
+    reference the vectorized kendall_with_ties_opt is checked against."""
+    from evalpipe.meta.correlation import Pair, kendall_from_counts, reshape
+
+    random_state = rng
+    rng = random_state
+    rows_g, rows_m = reshape(gold, num_sys, average_by), reshape(metric, num_sys, average_by)
+    pairs = []  # (diff, row, its Pair outcome, its outcome once the metric ties it)
+    for r, (g, m) in enumerate(zip(rows_g, rows_m)):
+        kept = [(a, b) for a, b in zip(g, m) if a is not None and b is not None]
+        for i in range(len(kept)):
+            for j in range(i + 1, len(kept)):
+                if sample_rate < 1.0 and not rng.random_sample() <= sample_rate:
+                    continue
+                (h1, m1), (h2, m2) = kept[i], kept[j]
+                if h1 == h2:
+                    outcome = Pair.BOTH_TIED if m1 == m2 else Pair.HUMAN_TIE
+                elif m1 == m2:
+                    outcome = Pair.METRIC_TIE
+                else:
+                    outcome = Pair.CONCORDANT if (h1 > h2) == (m1 > m2) else Pair.DISCORDANT
+                pairs.append((abs(m1 - m2), r, outcome, Pair.BOTH_TIED if h1 == h2 else Pair.METRIC_TIE))
+    if not pairs:
+        return 0.0, 0.0
+    counts: Dict[int, List[int]] = {}
+    for _, r, outcome, _ in pairs:
+        counts.setdefault(r, [0, 0, 0, 0, 0])[outcome] += 1
+
+    def tau(c: List[int]) -> float:
+        return kendall_from_counts(*c, variant=variant)
+
+    # MTME's running sum, in its order, so the arg-max (and ties between thresholds) is the same
+    total_tau = sum(tau(c) for c in counts.values())
+    thresholds, taus = [0.0], [total_tau / len(counts)]
+    for d, r, outcome, tie_outcome in sorted(pairs, key=lambda p: p[0]):
+        c = counts[r]
+        total_tau -= tau(c)
+        c[outcome] -= 1
+        c[tie_outcome] += 1
+        total_tau += tau(c)
+        if thresholds[-1] == d:
+            taus[-1] = total_tau / len(counts)
+        else:
+            thresholds.append(d)
+            taus.append(total_tau / len(counts))
+    best = int(np.nanargmax(taus))
+    return float(taus[best]), float(thresholds[best])
+
+
+@pytest.mark.parametrize("sample_rate", [1.0, 0.6])
+def test_tie_calibration_equals_the_pair_by_pair_loop(sample_rate):
+    from evalpipe.meta.correlation import kendall_with_ties_opt
+
+    rng = np.random.default_rng(8)
+    for trial in range(40):
+        num_sys, items = int(rng.integers(2, 6)), int(rng.integers(1, 12))
+        gold = [None if rng.random() < 0.15 else float(rng.integers(0, 4)) for _ in range(num_sys * items)]
+        metric = [float(v) for v in np.round(rng.normal(size=num_sys * items), int(rng.integers(0, 2)))]
+        for average_by in ("none", "sys", "item"):
+            for variant in ("acc23", "23"):
+                args = (gold, metric, num_sys, average_by, variant, sample_rate)
+                want = reference_ties_opt(*args, np.random.RandomState(trial))
+                assert kendall_with_ties_opt(*args, np.random.RandomState(trial)) == want, (trial, average_by, variant)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from enum import IntEnum
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -166,16 +166,42 @@ def groups(gold: Sequence[Optional[float]], metric: Sequence[float], num_sys: in
     return out
 
 
+ROW_PAIRS = 4_000_000  # rows with at most this many pairs in all take the vectorized Kendall path
+
+
+def row_values(statistic: str, rows: Sequence[Tuple[np.ndarray, np.ndarray]], **options: Any) -> List[float]:
+    """``STATISTICS[statistic](gold, metric, **options)`` of every row.  Kendall (not tau-c) and accuracy
+    of short rows are computed for all rows at once -- every pair's outcome from :func:`pair_index`, as
+    :func:`pair_counts` classifies it, counted per row -- the same counts, so the same values."""
+    variant = "acc23" if statistic == "accuracy" else options.get("variant", "b")
+    lens = [len(g) for g, _ in rows]
+    if statistic not in ("kendall", "accuracy") or variant == "c" or \
+            sum(n * (n - 1) // 2 for n in lens) > ROW_PAIRS or min(lens, default=2) < 2:
+        return [STATISTICS[statistic](g, m, **options) for g, m in rows]
+    epsilon = options.get("epsilon", 0.0)
+    if epsilon < 0:
+        raise UsageError(f"epsilon must be non-negative, got {epsilon}")
+    i, j, row = pair_index(lens)
+    y = np.concatenate([g for g, _ in rows]).astype(np.float64)
+    x = np.concatenate([m for _, m in rows]).astype(np.float64)
+    dx, dy = x[i] - x[j], y[i] - y[j]
+    x_tie, y_tie = np.abs(dx) <= epsilon, dy == 0
+    outcome = np.select([x_tie & y_tie, x_tie, y_tie, np.where(x_tie, 0, np.sign(dx)) * np.sign(dy) > 0],
+                        [Pair.BOTH_TIED, Pair.METRIC_TIE, Pair.HUMAN_TIE, Pair.CONCORDANT], default=Pair.DISCORDANT)
+    counts = np.bincount(row * len(Pair) + outcome, minlength=len(rows) * len(Pair)).reshape(len(rows), len(Pair))
+    c = counts.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return [float(v) for v in kendall_from_counts(*(c[:, k] for k in Pair), variant=variant)]
+
+
 def average_correlation(gold: Sequence[Optional[float]], metric: Sequence[float], num_sys: int,
                         average_by: str = "none", statistic: str = "pearson",
                         replace_nans_with_zeros: bool = False, **options) -> Tuple[float, int]:
     """(average correlation, number of rows averaged) -- 0 and 0 when no row is usable."""
     if statistic not in STATISTICS:
         raise UsageError(f"unknown statistic {statistic!r}; expected one of {', '.join(STATISTICS)}")
-    fn: Callable = STATISTICS[statistic]
     total, n = 0.0, 0
-    for g, m in groups(gold, metric, num_sys, average_by):
-        value = fn(g, m, **options)
+    for value in row_values(statistic, groups(gold, metric, num_sys, average_by), **options):
         if not math.isnan(value):
             total += value
             n += 1
@@ -197,6 +223,20 @@ def chance_accuracy(gold: Sequence[float]) -> float:
     return 0.5 * (total - ties) / total
 
 
+def pair_index(lens: Sequence[int]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(i, j, row) of every pair i < j of positions within each row, rows laid end to end: rows in
+    order, each row's pairs row-major (MTME's loop order)."""
+    if not len(lens):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    lens = np.asarray(lens, dtype=np.int64)
+    triu = {n: np.triu_indices(n, 1) for n in set(lens.tolist())}
+    starts = np.r_[0, np.cumsum(lens)[:-1]]
+    i = np.concatenate([triu[n][0] + b for n, b in zip(lens.tolist(), starts.tolist())])
+    j = np.concatenate([triu[n][1] + b for n, b in zip(lens.tolist(), starts.tolist())])
+    return i, j, np.repeat(np.arange(len(lens)), lens * (lens - 1) // 2)
+
+
 def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[float], num_sys: int = 1,
                           average_by: str = "none", variant: str = "acc23", sample_rate: float = 1.0,
                           random_state: Optional[np.random.RandomState] = None) -> Tuple[float, float]:
@@ -214,44 +254,59 @@ def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[floa
     if not 0 < sample_rate <= 1:
         raise UsageError(f"sample_rate must be in (0, 1], got {sample_rate}")
     rng = random_state if random_state is not None else np.random.mtrand._rand
-    rows_g, rows_m = reshape(gold, num_sys, average_by), reshape(metric, num_sys, average_by)
-    pairs = []  # (diff, row, its Pair outcome, its outcome once the metric ties it)
-    for r, (g, m) in enumerate(zip(rows_g, rows_m)):
-        kept = [(a, b) for a, b in zip(g, m) if a is not None and b is not None]
-        for i in range(len(kept)):
-            for j in range(i + 1, len(kept)):
-                if sample_rate < 1.0 and not rng.random_sample() <= sample_rate:
-                    continue
-                (h1, m1), (h2, m2) = kept[i], kept[j]
-                if h1 == h2:
-                    outcome = Pair.BOTH_TIED if m1 == m2 else Pair.HUMAN_TIE
-                elif m1 == m2:
-                    outcome = Pair.METRIC_TIE
-                else:
-                    outcome = Pair.CONCORDANT if (h1 > h2) == (m1 > m2) else Pair.DISCORDANT
-                pairs.append((abs(m1 - m2), r, outcome, Pair.BOTH_TIED if h1 == h2 else Pair.METRIC_TIE))
-    if not pairs:
+    kept = [(g[k].astype(np.float64), m[k].astype(np.float64))
+            for g, m in zip(reshape(gold, num_sys, average_by), reshape(metric, num_sys, average_by))
+            for k in [np.array([a is not None and b is not None for a, b in zip(g, m)], dtype=bool)]]
+    i, j, row = pair_index([len(h) for h, _ in kept])
+    h = np.concatenate([h for h, _ in kept]) if kept else np.zeros(0)
+    x = np.concatenate([x for _, x in kept]) if kept else np.zeros(0)
+    if sample_rate < 1.0:  # one draw per pair in MTME's order (one call draws the same stream)
+        chosen = rng.random_sample(len(i)) <= sample_rate
+        i, j, row = i[chosen], j[chosen], row[chosen]
+    if not len(row):
         return 0.0, 0.0
-    counts: Dict[int, List[int]] = {}
-    for _, r, outcome, _ in pairs:
-        counts.setdefault(r, [0, 0, 0, 0, 0])[outcome] += 1
+    human_tie, metric_tie = h[i] == h[j], x[i] == x[j]
+    concordant = (h[i] > h[j]) == (x[i] > x[j])
+    outcome = np.select([human_tie & metric_tie, human_tie, metric_tie, concordant],
+                        [Pair.BOTH_TIED, Pair.HUMAN_TIE, Pair.METRIC_TIE, Pair.CONCORDANT], default=Pair.DISCORDANT)
+    tie = np.where(human_tie, Pair.BOTH_TIED, Pair.METRIC_TIE)
+    d = np.abs(x[i] - x[j])
+    present, row = np.unique(row, return_inverse=True)  # rows with pairs, in order (MTME's dict order)
+    size = len(present) * len(Pair)
+    initial = np.bincount(row * len(Pair) + outcome, minlength=size).reshape(len(present), len(Pair))
+    # Each pair in order of its difference (stable, as sorted()) turns into a tie: its row's counts
+    # before and after, from per-row running sums of the changes.
+    order = np.argsort(d, kind="stable")
+    step = np.zeros((len(d), len(Pair)), dtype=np.int64)
+    step[np.arange(len(d)), tie[order]] += 1
+    step[np.arange(len(d)), outcome[order]] -= 1
+    by_row = np.lexsort((np.arange(len(d)), row[order]))  # steps grouped by row, in step order
+    running = np.cumsum(step[by_row], axis=0)
+    row_sorted = row[order][by_row]
+    firsts = np.flatnonzero(np.r_[True, row_sorted[1:] != row_sorted[:-1]])
+    running -= np.repeat(running[firsts] - step[by_row][firsts], np.diff(np.r_[firsts, len(d)]), axis=0)
+    after = np.empty_like(step)
+    after[by_row] = running
+    after += initial[row[order]]
 
-    def tau(c: List[int]) -> float:
-        return kendall_from_counts(*c, variant=variant)
+    def tau(c: np.ndarray) -> np.ndarray:
+        return kendall_from_counts(*(c[:, k].astype(np.float64) for k in Pair), variant=variant)
 
-    # MTME's running sum, in its order, so the arg-max (and ties between thresholds) is the same
-    total_tau = sum(tau(c) for c in counts.values())
-    thresholds, taus = [0.0], [total_tau / len(counts)]
-    for d, r, outcome, tie_outcome in sorted(pairs, key=lambda p: p[0]):
-        c = counts[r]
-        total_tau -= tau(c)
-        c[outcome] -= 1
-        c[tie_outcome] += 1
-        total_tau += tau(c)
-        if thresholds[-1] == d:
-            taus[-1] = total_tau / len(counts)
-        else:
-            thresholds.append(d)
-            taus.append(total_tau / len(counts))
+    old, new = tau(after - step).tolist(), tau(after).tolist()
+    # MTME's running sum, in its order and its floating-point steps, so the arg-max (and ties between
+    # thresholds) is the same
+    total_tau = sum(tau(initial).tolist())
+    rows_count = len(present)
+    running_taus = []
+    for a, b in zip(old, new):
+        total_tau -= a
+        total_tau += b
+        running_taus.append(total_tau / rows_count)
+    ordered = d[order]
+    last = np.flatnonzero(np.r_[ordered[1:] != ordered[:-1], True])  # the last step of each run of equal d
+    thresholds = [0.0] + ordered[last].tolist()
+    taus = [sum(tau(initial).tolist()) / rows_count] + [running_taus[k] for k in last]
+    if len(last) and thresholds[1] == 0.0:  # pairs already tied update the threshold-0 entry itself
+        del thresholds[0], taus[0]
     best = int(np.nanargmax(taus))
     return float(taus[best]), float(thresholds[best])

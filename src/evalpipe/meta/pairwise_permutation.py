@@ -31,26 +31,19 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import UsageError
-from evalpipe.meta.correlation import Pair, groups, kendall_from_counts, kendall_with_ties_opt, reshape
+from evalpipe.meta.correlation import Pair, groups, kendall_from_counts, kendall_with_ties_opt, pair_index, reshape
 
 CATEGORIES = len(Pair)
 
 
 def _outcomes(gold: np.ndarray, metric: np.ndarray, lens: Sequence[int], epsilon: float) -> np.ndarray:
     """The :class:`Pair` outcome of every pair (a < b) of every row, rows in order, pairs row-major."""
-    out = []
-    start = 0
-    for n in lens:
-        a, b = np.triu_indices(n, 1)
-        dy = gold[start + b] - gold[start + a]
-        dx = metric[start + b] - metric[start + a]
-        x_tie, y_tie = np.abs(dx) <= epsilon, dy == 0
-        con = ~x_tie & ~y_tie & (((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0)))
-        out.append(np.select([x_tie & y_tie, x_tie, y_tie, con],
-                             [Pair.BOTH_TIED, Pair.METRIC_TIE, Pair.HUMAN_TIE, Pair.CONCORDANT],
-                             default=Pair.DISCORDANT).astype(np.int64))
-        start += n
-    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+    a, b, _ = pair_index(lens)
+    dy, dx = gold[b] - gold[a], metric[b] - metric[a]
+    x_tie, y_tie = np.abs(dx) <= epsilon, dy == 0
+    con = ~x_tie & ~y_tie & (((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0)))
+    return np.select([x_tie & y_tie, x_tie, y_tie, con], [Pair.BOTH_TIED, Pair.METRIC_TIE, Pair.HUMAN_TIE, Pair.CONCORDANT],
+                     default=Pair.DISCORDANT).astype(np.int64)
 
 
 def _taus(counts: np.ndarray, variant: str) -> np.ndarray:
@@ -108,7 +101,7 @@ def pairwise_permutation_test(gold: Sequence[Optional[float]], metric1: Sequence
     m1 = np.concatenate([m for _, m in rows1]).astype(np.float64) if rows1 else np.zeros(0)
     m2 = np.concatenate([m for _, m in rows2]).astype(np.float64) if rows2 else np.zeros(0)
     out1, out2 = _outcomes(y, m1, lens, epsilons[0]), _outcomes(y, m2, lens, epsilons[1])
-    row = np.repeat(np.arange(len(lens)), [n * (n - 1) // 2 for n in lens])
+    row = pair_index(lens)[2]
     size = len(lens) * CATEGORIES
     base1 = np.bincount(row * CATEGORIES + out1, minlength=size).reshape(len(lens), CATEGORIES)
     base2 = np.bincount(row * CATEGORIES + out2, minlength=size).reshape(len(lens), CATEGORIES)

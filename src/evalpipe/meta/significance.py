@@ -25,7 +25,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import UsageError
-from evalpipe.meta.correlation import STATISTICS, Pair, groups, kendall_from_counts
+from evalpipe.meta.correlation import STATISTICS, Pair, groups, kendall_from_counts, pair_index, row_values
 from evalpipe.sufficient_stats.resample import assign_ranks
 
 
@@ -54,8 +54,7 @@ def _average(values: np.ndarray, replace_nans_with_zeros: bool) -> np.ndarray:
 
 
 def _corr_loop(statistic, bounds, y, mscores, replace_nans_with_zeros, options) -> float:
-    fn = STATISTICS[statistic]
-    vals = np.array([fn(y[b:e], mscores[b:e], **options) for b, e in bounds], dtype=np.float64)
+    vals = np.array(row_values(statistic, [(y[b:e], mscores[b:e]) for b, e in bounds], **options), dtype=np.float64)
     return float(_average(vals, replace_nans_with_zeros))
 
 
@@ -83,13 +82,7 @@ def _pearson_batch(W: np.ndarray, y, s1, s2, starts, lens) -> Tuple[np.ndarray, 
 def _kendall_tables(y, s1, s2, bounds, epsilon):
     """For every pair of positions in a group: its group and its :class:`Pair` outcome under each of
     the four coin combinations (which metric each side takes)."""
-    rows_i, rows_j, group = [], [], []
-    for gi, (b, e) in enumerate(bounds):
-        i, j = np.triu_indices(e - b, 1)
-        rows_i.append(i + b)
-        rows_j.append(j + b)
-        group.append(np.full(len(i), gi))
-    i, j, group = np.concatenate(rows_i), np.concatenate(rows_j), np.concatenate(group)
+    i, j, group = pair_index([e - b for b, e in bounds])
     dy = y[i] - y[j]
     table = np.empty((len(i), 4), dtype=np.int8)
     for case, (a, b) in enumerate(((s2, s2), (s2, s1), (s1, s2), (s1, s1))):  # (w_i, w_j) = 00, 01, 10, 11
@@ -143,7 +136,9 @@ def _kendall_small_groups(W, tables, n_groups):
         quadratic = np.zeros((n_groups, width, width * 2), dtype=np.float32)
         quadratic.reshape(n_groups, width, width, 2)[group, li, lj] = f11 - f10 - f01 + f00
         sums = constant[:, None, :] + np.matmul(coins, linear)  # rows x trials x 2
-        sums += np.einsum("gtjc,gtj->gtc", np.matmul(coins, quadratic).reshape(n_groups, trials, width, 2), coins)
+        quad = np.matmul(coins, quadratic).reshape(n_groups, trials, width, 2)
+        sums[..., 0] += (quad[..., 0] * coins).sum(axis=2)
+        sums[..., 1] += (quad[..., 1] * coins).sum(axis=2)
         sums = np.rint(sums).transpose(1, 0, 2).astype(np.float64)
         score, x_tie = sums[..., 0], sums[..., 1]
         with np.errstate(invalid="ignore", divide="ignore"):  # the same operations as kendall_from_counts
