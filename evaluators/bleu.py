@@ -22,9 +22,6 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-import numpy as np
-
-from evalpipe.evaluators import ngram_batch, ngram_index
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_block
@@ -112,6 +109,10 @@ class BLEU(Metric):
         """The ``segment_stats`` rows of a block of segments, computed at once with numpy."""
         if not hyps:
             return []
+        import numpy as np  # here, not at import: the line protocol's per-segment path does without it
+
+        from evalpipe.evaluators import ngram_batch, ngram_index
+
         ref_key = tuple(map(tuple, refs))
         cached = self._block_refs  # one read: another thread may replace it meanwhile
         if cached[0] != ref_key:  # several systems against the same references: tokenized and indexed once
@@ -136,6 +137,10 @@ class BLEU(Metric):
 
     def _index(self, tokenized: List[List[List[str]]]) -> tuple:
         """(tokenized reference streams, their n-gram index or None, the word vocabulary)."""
+        import numpy as np
+
+        from evalpipe.evaluators import ngram_index
+
         vocab: dict = {}
         lengths = np.column_stack([ngram_index.lengths_of(stream) for stream in tokenized])
         index = ngram_index.build([ngram_index.word_units(stream, vocab, True) for stream in tokenized],
