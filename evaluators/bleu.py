@@ -24,10 +24,19 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
-from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_block
+from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_flat
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
+
+
+def _per_line(tokens: List[str], counts: List[int]) -> List[List[str]]:
+    """Flat tokens cut back into sentences of the given token counts."""
+    out, start = [], 0
+    for n in counts:
+        out.append(tokens[start:start + n])
+        start += n
+    return out
 
 
 def _closest_ref_len(hyp_len: int, ref_lens: Sequence[int]) -> int:
@@ -82,12 +91,17 @@ class BLEU(Metric):
             sentence = sentence.lower()
         return self._split(sentence.rstrip())
 
-    def _block_tokens(self, sentences: Sequence[str]) -> List[List[str]]:
-        """``[self._tokens(s) for s in sentences]``; 13a tokenizes the whole block at once."""
+    def _flat_tokens(self, sentences: Sequence[str]) -> Tuple[List[str], List[int]]:
+        """(every sentence's tokens end to end, each sentence's count); 13a tokenizes the block at once."""
         if self.options["tokenize"] != "13a":
-            return [self._tokens(s) for s in sentences]
+            per_line = [self._tokens(s) for s in sentences]
+            return [t for line in per_line for t in line], [len(line) for line in per_line]
         lower = self.options["lowercase"]
-        return tokens_13a_block([(s.lower() if lower else s).rstrip() for s in sentences])
+        return tokens_13a_flat([(s.lower() if lower else s).rstrip() for s in sentences])
+
+    def _block_tokens(self, sentences: Sequence[str]) -> List[List[str]]:
+        """``[self._tokens(s) for s in sentences]``, through :meth:`_flat_tokens`."""
+        return _per_line(*self._flat_tokens(sentences))
 
     def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[dict, List[int]]:
         tokenized = [self._tokens(r) for r in refs]
@@ -118,14 +132,15 @@ class BLEU(Metric):
         if cached[0] != ref_key:  # several systems against the same references: tokenized and indexed once
             cached = self._block_refs = (ref_key, self._index([self._block_tokens(stream) for stream in refs]))
         tokenized, index, vocab = cached[1]
-        hyp_tokens = self._block_tokens(hyps)
+        tokens, counts = self._flat_tokens(hyps)
+        hyp_len = np.array(counts, dtype=np.int64)
         segments = len(hyps)
         if index is not None:
-            hyp_len, ref_lens = ngram_index.lengths_of(hyp_tokens), index.ref_lengths
-            correct = list(index.matches(ngram_index.word_units(hyp_tokens, vocab, False), hyp_len, clip_to_max=True))
+            ref_lens = index.ref_lengths
+            correct = list(index.matches(ngram_index.ids(tokens, vocab), hyp_len, clip_to_max=True))
         else:  # keys too wide for the index: hypothesis and references sorted together
-            streams = ngram_batch.layout_ids([hyp_tokens] + tokenized)
-            hyp_len, ref_lens = streams.lengths[:, 0], streams.lengths[:, 1:]
+            streams = ngram_batch.layout_ids([_per_line(tokens, counts)] + tokenized)
+            ref_lens = streams.lengths[:, 1:]
             correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
         if ref_lens.shape[1] == 1:
             ref_len = ref_lens[:, 0]

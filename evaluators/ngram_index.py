@@ -48,6 +48,11 @@ def word_units(sentences: Sequence[Sequence[str]], vocab: Dict[str, int], grow: 
     return np.fromiter(map(vocab.get, tokens, repeat(NOT_IN_VOCABULARY)), dtype=np.int64, count=total)
 
 
+def ids(tokens: Sequence[str], vocab: Dict[str, int]) -> np.ndarray:
+    """Word ids of a flat token list (``NOT_IN_VOCABULARY`` for words the vocabulary lacks)."""
+    return np.fromiter(map(vocab.get, tokens, repeat(NOT_IN_VOCABULARY)), dtype=np.int64, count=len(tokens))
+
+
 def _counter(vocab: Dict[str, int]) -> Iterator[int]:
     """Candidate ids for ``setdefault``: always the next free one (a repeat word leaves it unused)."""
     while True:

@@ -21,7 +21,7 @@ and on adversarial strings.  Source: sacrebleu ``tokenizers/tokenizer_13a.py`` a
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import List, Tuple
 
 # The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space: the ranges
 # {-~, [-`, !-&, (-+, :-@ and /.
@@ -89,15 +89,29 @@ _ALONE = re.compile(r"[.,][.,]|\n")
 
 
 def tokens_13a_block(lines: List[str]) -> List[List[str]]:
-    """``[tokens_13a(line) for line in lines]`` with each rule applied once to a whole block of lines.
+    """``[tokens_13a(line) for line in lines]`` with each rule applied once to a whole block of lines
+    (:func:`tokens_13a_flat`, cut back into lines).
 
-    The lines are joined with ``"\n"``, each padded with a space on both sides as :func:`tokens_13a`
+    The lines are joined with a separator, each padded with a space on both sides as :func:`tokens_13a`
     pads it, so no rule can match across a line break: rules 2 and 3 need a ``.`` or ``,`` next to
     their neighbour and rule 4 a ``-`` after a digit, and the break always has a space on both sides;
     symbol padding and entity replacement act on single characters and fixed strings without
     ``"\n"``.  Lines where two of ``.,`` stand side by side, or that hold a line break of their
     own, go through :func:`tokens_13a` one by one (they need sacrebleu's consuming patterns, or its
     first replacements in its order)."""
+    tokens, lengths = tokens_13a_flat(lines)
+    out, start = [], 0
+    for n in lengths:
+        out.append(tokens[start:start + n])
+        start += n
+    return out
+
+
+def tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
+    """(the tokens of every line, end to end; each line's token count): :func:`tokens_13a_block` without
+    a list per line.  The block's lines are joined with a NUL between spaces, which no 13a rule touches
+    and ``split`` keeps as a token of its own, so one ``split`` gives every token and the line ends
+    (a block with a NUL of its own goes line by line)."""
     search = _ALONE.search
     alone = [k for k, found in enumerate(map(search, lines)) if found]
     if alone:
@@ -105,8 +119,18 @@ def tokens_13a_block(lines: List[str]) -> List[List[str]]:
         rest = [line for k, line in enumerate(lines) if k not in skip]
     else:
         rest = lines
-    block = _lone_marks_and_dashes(_entities_and_symbols("\n".join(f" {line} " for line in rest).replace("<skipped>", "")))
-    out = [line.split() for line in block.split("\n")] if rest else []
-    for k in alone:  # in increasing order, so each lands at its place
-        out.insert(k, tokens_13a(lines[k]))
-    return out
+    joined = "\0".join(f" {line} " for line in rest)
+    if "\0" in "".join(rest):
+        per_line = [tokens_13a(line) for line in lines]
+        return [t for line in per_line for t in line], [len(line) for line in per_line]
+    tokens = _lone_marks_and_dashes(_entities_and_symbols(joined.replace("<skipped>", ""))).split() if rest else []
+    ends = [k for k, t in enumerate(tokens) if t == "\0"] + [len(tokens)]
+    lengths = [b - a - 1 for a, b in zip([-1] + ends[:-1], ends)] if rest else []
+    if len(ends) > 1:
+        tokens = [t for t in tokens if t != "\0"]
+    for k in alone:  # in increasing order: lengths[:k] are then the k lines before line k
+        own = tokens_13a(lines[k])
+        start = sum(lengths[:k])
+        lengths.insert(k, len(own))
+        tokens[start:start] = own
+    return tokens, lengths
