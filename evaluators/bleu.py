@@ -24,19 +24,11 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
+from evalpipe.evaluators.flat_lines import per_line
 from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_flat
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
-
-
-def _per_line(tokens: List[str], counts: List[int]) -> List[List[str]]:
-    """Flat tokens cut back into sentences of the given token counts."""
-    out, start = [], 0
-    for n in counts:
-        out.append(tokens[start:start + n])
-        start += n
-    return out
 
 
 def _closest_ref_len(hyp_len: int, ref_lens: Sequence[int]) -> int:
@@ -101,7 +93,7 @@ class BLEU(Metric):
 
     def _block_tokens(self, sentences: Sequence[str]) -> List[List[str]]:
         """``[self._tokens(s) for s in sentences]``, through :meth:`_flat_tokens`."""
-        return _per_line(*self._flat_tokens(sentences))
+        return per_line(*self._flat_tokens(sentences))
 
     def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[dict, List[int]]:
         tokenized = [self._tokens(r) for r in refs]
@@ -139,7 +131,7 @@ class BLEU(Metric):
             ref_lens = index.ref_lengths
             correct = list(index.matches(ngram_index.ids(tokens, vocab), hyp_len, clip_to_max=True))
         else:  # keys too wide for the index: hypothesis and references sorted together
-            streams = ngram_batch.layout_ids([_per_line(tokens, counts)] + tokenized)
+            streams = ngram_batch.layout_ids([per_line(tokens, counts)] + tokenized)
             ref_lens = streams.lengths[:, 1:]
             correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
         if ref_lens.shape[1] == 1:

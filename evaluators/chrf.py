@@ -29,7 +29,7 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.evaluators import ngram_batch, ngram_index
-from evalpipe.evaluators.chrf_words import words_block
+from evalpipe.evaluators.chrf_words import words_block, words_flat
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import Counts, clipped
 from evalpipe.sufficient_stats.cache import LRUCache
@@ -136,17 +136,20 @@ class ChrF(Metric):
         self._add_orders(chars_index.matches(ngram_index.char_units(chars), ngram_index.lengths_of(chars)),
                          ngram_index.lengths_of(chars), chars_index.ref_lengths, columns)
         if o["word_order"]:
-            words = self._words(hyp_texts)
-            self._add_orders(words_index.matches(ngram_index.word_units(words, vocab, False),
-                                                 ngram_index.lengths_of(words)),
-                             ngram_index.lengths_of(words), words_index.ref_lengths, columns)
+            words, counts = words_flat(hyp_texts, self._one_line)
+            lengths = np.array(counts, dtype=np.int64)
+            self._add_orders(words_index.matches(ngram_index.ids(words, vocab), lengths), lengths,
+                             words_index.ref_lengths, columns)
         return self._rows(columns, len(hyps))
 
     def _prepared(self, texts: Sequence[str]) -> List[str]:
         return [t.lower() for t in texts] if self.options["lowercase"] else list(texts)
 
+    def _one_line(self, line: str) -> List[str]:
+        return sb.remove_punctuation(self._sacre, line)
+
     def _words(self, texts: List[str]) -> List[List[str]]:
-        return words_block(texts, lambda line: sb.remove_punctuation(self._sacre, line))
+        return words_block(texts, self._one_line)
 
     def _chars(self, texts: List[str]) -> List[str]:
         return texts if self.options["whitespace"] else ["".join(t.split()) for t in texts]

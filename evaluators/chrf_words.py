@@ -8,15 +8,16 @@ whose last character is not a mark gets a space after it, then a mark ending a w
 characters gets a space before it.  A word is a maximal run of non-whitespace (the regular
 expression's ``\\s`` is Python's ``str.isspace``, as ``str.split`` uses it), so no substitution
 reaches across a line; the first rule leaves every word the second acts on untouched, and the
-pieces it makes never end with a mark.  Lines with a line break of their own go one by one.
+pieces it makes never end with a mark.  Lines with a line break or a NUL of their own go one by one.
 ``tests/test_chrf_words.py`` checks it against sacrebleu.
 """
 from __future__ import annotations
 
 import re
-from typing import Callable, List
+from typing import Callable, List, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
+from evalpipe.evaluators.flat_lines import NUL, SEPARATOR, counted, per_line, put_back
 
 _MARKS = "".join(sorted(sb.chrf_punctuation()))
 _CLASS = re.escape(_MARKS)
@@ -27,12 +28,19 @@ _OPENING = re.compile(rf"([{_CLASS}])(?<!\S[{_CLASS}])(?=\S*[^\s{_CLASS}](?!\S))
 _CLOSING = re.compile(rf"([{_CLASS}])(?<=\S[{_CLASS}])(?!\S)")
 
 
+def words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[List[str], List[int]]:
+    """(every line's words end to end, each line's word count), equal to ``one_line`` (sacrebleu's own
+    split) line by line; the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR` (a token
+    no rule touches: it has no mark), lines with a line break or a NUL of their own alone."""
+    alone = [k for k, line in enumerate(lines) if "\n" in line or NUL in line]
+    skip = set(alone)
+    rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
+    block = _CLOSING.sub(r" \1", _OPENING.sub(r"\1 ", SEPARATOR.join(rest)))
+    tokens, counts = counted(block.split(), len(rest))
+    put_back(tokens, counts, lines, alone, one_line)
+    return tokens, counts
+
+
 def words_block(lines: List[str], one_line: Callable[[str], List[str]]) -> List[List[str]]:
     """``[one_line(line) for line in lines]`` (``one_line``: sacrebleu's own split) done for the block."""
-    alone = [k for k, line in enumerate(lines) if "\n" in line]
-    rest = [line for line in lines if "\n" not in line] if alone else lines
-    block = _CLOSING.sub(r" \1", _OPENING.sub(r"\1 ", "\n".join(rest)))
-    out = [line.split() for line in block.split("\n")] if rest else []
-    for k in alone:
-        out.insert(k, one_line(lines[k]))
-    return out
+    return per_line(*words_flat(lines, one_line))

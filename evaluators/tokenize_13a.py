@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import List, Tuple
 
+from evalpipe.evaluators.flat_lines import SEPARATOR, counted, per_line, put_back
+
 # The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space: the ranges
 # {-~, [-`, !-&, (-+, :-@ and /.
 _SYMBOLS = frozenset("{|}~[\\]^_`!\"#$%&()*+:;<=>?@/")
@@ -84,8 +86,8 @@ def tokens_13a(line: str) -> List[str]:
     return _lone_marks_and_dashes(line).split()
 
 
-# a line the block path leaves to tokens_13a: two of .,  side by side, or a line break of its own
-_ALONE = re.compile(r"[.,][.,]|\n")
+# a line the block path leaves to tokens_13a: two of .,  side by side, a line break or a NUL of its own
+_ALONE = re.compile(r"[.,][.,]|\n|\0")
 
 
 def tokens_13a_block(lines: List[str]) -> List[List[str]]:
@@ -99,38 +101,17 @@ def tokens_13a_block(lines: List[str]) -> List[List[str]]:
     ``"\n"``.  Lines where two of ``.,`` stand side by side, or that hold a line break of their
     own, go through :func:`tokens_13a` one by one (they need sacrebleu's consuming patterns, or its
     first replacements in its order)."""
-    tokens, lengths = tokens_13a_flat(lines)
-    out, start = [], 0
-    for n in lengths:
-        out.append(tokens[start:start + n])
-        start += n
-    return out
+    return per_line(*tokens_13a_flat(lines))
 
 
 def tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
     """(the tokens of every line, end to end; each line's token count): :func:`tokens_13a_block` without
-    a list per line.  The block's lines are joined with a NUL between spaces, which no 13a rule touches
-    and ``split`` keeps as a token of its own, so one ``split`` gives every token and the line ends
-    (a block with a NUL of its own goes line by line)."""
-    search = _ALONE.search
-    alone = [k for k, found in enumerate(map(search, lines)) if found]
-    if alone:
-        skip = set(alone)
-        rest = [line for k, line in enumerate(lines) if k not in skip]
-    else:
-        rest = lines
-    joined = "\0".join(f" {line} " for line in rest)
-    if "\0" in "".join(rest):
-        per_line = [tokens_13a(line) for line in lines]
-        return [t for line in per_line for t in line], [len(line) for line in per_line]
-    tokens = _lone_marks_and_dashes(_entities_and_symbols(joined.replace("<skipped>", ""))).split() if rest else []
-    ends = [k for k, t in enumerate(tokens) if t == "\0"] + [len(tokens)]
-    lengths = [b - a - 1 for a, b in zip([-1] + ends[:-1], ends)] if rest else []
-    if len(ends) > 1:
-        tokens = [t for t in tokens if t != "\0"]
-    for k in alone:  # in increasing order: lengths[:k] are then the k lines before line k
-        own = tokens_13a(lines[k])
-        start = sum(lengths[:k])
-        lengths.insert(k, len(own))
-        tokens[start:start] = own
-    return tokens, lengths
+    a list per line, the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR`, which no 13a
+    rule touches (:mod:`~evalpipe.evaluators.flat_lines`)."""
+    alone = [k for k, line in enumerate(lines) if _ALONE.search(line)]
+    skip = set(alone)
+    rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
+    block = SEPARATOR.join(f" {line} " for line in rest).replace("<skipped>", "")
+    tokens, counts = counted(_lone_marks_and_dashes(_entities_and_symbols(block)).split(), len(rest))
+    put_back(tokens, counts, lines, alone, tokens_13a)
+    return tokens, counts

@@ -19,7 +19,7 @@ def check(block):
 def test_random_soup_of_marks_words_and_whitespace():
     rng = random.Random(9)
     alphabet = ["a", "b", "(", ")", ".", ",", "-", "'", '"', "!", " ", "  ", "\t", "\u00a0", "\u2028", "\x1c",
-                "\n", "é", "☃", "__", "..."]
+                "\n", "é", "☃", "__", "...", "\0"]
     for _ in range(4000):
         check(["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10))) for _ in range(rng.randint(0, 5))])
 

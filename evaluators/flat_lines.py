@@ -1,0 +1,43 @@
+"""Tokens of a block of lines as one flat list, and back.
+
+Block tokenizers (:func:`~evalpipe.evaluators.tokenize_13a.tokens_13a_flat`,
+:func:`~evalpipe.evaluators.chrf_words.words_flat`) join the lines with ``SEPARATOR`` -- a NUL with a
+space on each side, a token of its own that their rules never touch -- run their rules once and split
+once; the NUL tokens then give each line's token count.  Lines a block rule cannot take (a NUL or a
+line break of their own, or a case the tokenizer leaves to its per-line form) are tokenized alone and
+put back in their places.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Sequence, Tuple
+
+NUL = "\0"
+SEPARATOR = f" {NUL} "
+
+
+def counted(tokens: List[str], lines: int) -> Tuple[List[str], List[int]]:
+    """``tokens`` of ``lines`` lines joined by ``SEPARATOR``: (the tokens without the NULs, per-line counts)."""
+    if not lines:
+        return [], []
+    ends = [k for k, t in enumerate(tokens) if t == NUL] + [len(tokens)]
+    counts = [b - a - 1 for a, b in zip([-1] + ends[:-1], ends)]
+    return ([t for t in tokens if t != NUL] if lines > 1 else tokens), counts
+
+
+def put_back(tokens: List[str], counts: List[int], lines: Sequence[str], alone: Sequence[int],
+             one_line: Callable[[str], List[str]]) -> None:
+    """Tokenize the lines ``alone`` (increasing indices) one by one and insert them at their places."""
+    for k in alone:  # in increasing order: counts[:k] are then the k lines before line k
+        own = one_line(lines[k])
+        start = sum(counts[:k])
+        counts.insert(k, len(own))
+        tokens[start:start] = own
+
+
+def per_line(tokens: List[str], counts: Sequence[int]) -> List[List[str]]:
+    """Flat tokens cut back into lines of the given token counts."""
+    out, start = [], 0
+    for n in counts:
+        out.append(tokens[start:start + n])
+        start += n
+    return out
