@@ -322,3 +322,23 @@ def test_tie_calibration_equals_the_pair_by_pair_loop(sample_rate):
                 args = (gold, metric, num_sys, average_by, variant, sample_rate)
                 want = reference_ties_opt(*args, np.random.RandomState(trial))
                 assert kendall_with_ties_opt(*args, np.random.RandomState(trial)) == want, (trial, average_by, variant)
+
+
+@pytest.mark.parametrize("variant", ["b", "23", "acc23"])
+def test_short_row_kendall_form_equals_the_table_lookups(variant, monkeypatch):
+    """The multilinear form for short rows gives the per-trial values of the table-lookup path, bit for bit."""
+    from evalpipe.meta import significance as S
+
+    rng = np.random.default_rng(12)
+    lens = [5, 9, 2, 13, 4]
+    y = np.round(rng.normal(size=sum(lens)), 1)
+    s1, s2 = np.round(rng.normal(size=sum(lens)), 1), np.round(rng.normal(size=sum(lens)), 1)
+    starts = np.r_[0, np.cumsum(lens)][:-1]
+    bounds = [(int(b), int(b + n)) for b, n in zip(starts, lens)]
+    W = rng.integers(0, 2, size=(40, sum(lens))).astype(np.float64)
+    tables = S._kendall_tables(y, s1, s2, bounds, 0.05)
+    short = S._kendall_batch(W, tables, len(lens), variant)
+    monkeypatch.setattr(S, "SMALL_GROUP", 0)
+    lookups = S._kendall_batch(W, tables, len(lens), variant)
+    for a, b in zip(short, lookups):
+        np.testing.assert_array_equal(a, b)

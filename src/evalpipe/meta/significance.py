@@ -98,11 +98,20 @@ def _kendall_tables(y, s1, s2, bounds, epsilon):
 SMALL_GROUP = 64  # rows this short take the multilinear form of the Kendall counts
 
 
-def _kendall_small_groups(W, tables, n_groups):
-    """Tau-b of both mixes for every trial when rows are short (item-wise averaging).
+def _worth(variant: str) -> np.ndarray:
+    """Each :class:`Pair` outcome's share of tau 23 / acc23 (times the pair count)."""
+    worth = np.zeros(len(Pair), dtype=np.float32)
+    worth[[Pair.CONCORDANT, Pair.BOTH_TIED]] = 1
+    if variant == "23":
+        worth[[Pair.DISCORDANT, Pair.METRIC_TIE, Pair.HUMAN_TIE]] = -1
+    return worth
+
+
+def _kendall_small_groups(W, tables, n_groups, variant):
+    """Tau (b, 23 or acc23) of both mixes for every trial when rows are short (item-wise averaging).
 
     Tau-b needs, per row, con - dis and the metric ties (the human ties and the pair count do not depend
-    on the coins).  Each is a sum over pairs of a function of the pair's two coins, f(x, y) = f00 + (f10 -
+    on the coins); tau 23 and acc23 the sum of each outcome's share.  Each is a sum over pairs of a function of the pair's two coins, f(x, y) = f00 + (f10 -
     f00) x + (f01 - f00) y + (f11 - f10 - f01 + f00) x y with fXY its value in case (x, y); per row that is
     a constant, a linear form in the row's coins and a quadratic form w' Q w -- batched matrix products
     instead of one table lookup per trial and pair.  The sums are small integers, exact in float32."""
@@ -119,27 +128,34 @@ def _kendall_small_groups(W, tables, n_groups):
     pos_group = np.repeat(np.arange(n_groups), lens)
     pos_local = np.arange(len(pos_group)) - np.repeat(np.cumsum(lens) - lens, lens)
     coins[pos_group, :, pos_local] = W[:, first[pos_group] + pos_local].T
-    sign = np.zeros(len(Pair), dtype=np.float32)
-    sign[Pair.CONCORDANT], sign[Pair.DISCORDANT] = 1, -1
-    metric_tie = np.isin(np.arange(len(Pair)), [Pair.METRIC_TIE, Pair.BOTH_TIED]).astype(np.float32)
-    values = np.stack([sign[table], metric_tie[table]], axis=-1)  # pairs x 4 cases x (con - dis, metric ties)
+    if variant == "b":
+        sign = np.zeros(len(Pair), dtype=np.float32)
+        sign[Pair.CONCORDANT], sign[Pair.DISCORDANT] = 1, -1
+        metric_tie = np.isin(np.arange(len(Pair)), [Pair.METRIC_TIE, Pair.BOTH_TIED]).astype(np.float32)
+        values = np.stack([sign[table], metric_tie[table]], axis=-1)  # pairs x 4 cases x (con - dis, metric ties)
+    else:
+        values = _worth(variant)[table][..., None]  # pairs x 4 cases x 1
+    q = values.shape[-1]
     human_ties = np.bincount(group, weights=np.isin(table[:, 0], [Pair.HUMAN_TIE, Pair.BOTH_TIED]), minlength=n_groups)
     total = lens * (lens - 1) / 2
     results = []
     for flip in (0, 3):  # mix 1 reads case 2x + y, mix 2 the coins reversed: case 3 - (2x + y)
         f00, f01, f10, f11 = (values[:, case ^ flip] for case in (0, 1, 2, 3))
-        constant = np.zeros((n_groups, 2), dtype=np.float32)
+        constant = np.zeros((n_groups, q), dtype=np.float32)
         np.add.at(constant, group, f00)
-        linear = np.zeros((n_groups, width, 2), dtype=np.float32)
+        linear = np.zeros((n_groups, width, q), dtype=np.float32)
         np.add.at(linear, (group, li), f10 - f00)
         np.add.at(linear, (group, lj), f01 - f00)
-        quadratic = np.zeros((n_groups, width, width * 2), dtype=np.float32)
-        quadratic.reshape(n_groups, width, width, 2)[group, li, lj] = f11 - f10 - f01 + f00
-        sums = constant[:, None, :] + np.matmul(coins, linear)  # rows x trials x 2
-        quad = np.matmul(coins, quadratic).reshape(n_groups, trials, width, 2)
-        sums[..., 0] += (quad[..., 0] * coins).sum(axis=2)
-        sums[..., 1] += (quad[..., 1] * coins).sum(axis=2)
+        quadratic = np.zeros((n_groups, width, width * q), dtype=np.float32)
+        quadratic.reshape(n_groups, width, width, q)[group, li, lj] = f11 - f10 - f01 + f00
+        sums = constant[:, None, :] + np.matmul(coins, linear)  # rows x trials x q
+        quad = np.matmul(coins, quadratic).reshape(n_groups, trials, width, q)
+        for k in range(q):
+            sums[..., k] += (quad[..., k] * coins).sum(axis=2)
         sums = np.rint(sums).transpose(1, 0, 2).astype(np.float64)
+        if variant != "b":  # the same division as the linear path
+            results.append(np.where(lens < 2, np.nan, sums[..., 0] / np.maximum(total, 1)))
+            continue
         score, x_tie = sums[..., 0], sums[..., 1]
         with np.errstate(invalid="ignore", divide="ignore"):  # the same operations as kendall_from_counts
             tau = score / np.sqrt(total - x_tie) / np.sqrt(total - human_ties)
@@ -149,17 +165,13 @@ def _kendall_small_groups(W, tables, n_groups):
 
 def _kendall_batch(W, tables, n_groups, variant):
     i, j, group, table = tables
-    if len(i) and variant == "b" and int((j - i).max()) < SMALL_GROUP:
-        return _kendall_small_groups(W, tables, n_groups)
+    if len(i) and variant in ("b", "23", "acc23") and int((j - i).max()) < SMALL_GROUP:
+        return _kendall_small_groups(W, tables, n_groups, variant)
     wb = W.astype(np.int8)
     case1 = 2 * wb[:, i] + wb[:, j]  # mix1 takes s1 where w = 1
     trials, linear = len(W), variant in ("23", "acc23")
     if linear:  # tau is linear in the outcomes: sum a per-pair value per group (pairs are stored group by group)
-        worth = np.zeros(len(Pair), dtype=np.float32)  # each outcome's share of tau, indexed by Pair
-        worth[[Pair.CONCORDANT, Pair.BOTH_TIED]] = 1
-        if variant == "23":
-            worth[[Pair.DISCORDANT, Pair.METRIC_TIE, Pair.HUMAN_TIE]] = -1
-        value_table = worth[table]
+        value_table = _worth(variant)[table]
         starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
         per_group = np.bincount(group, minlength=n_groups).astype(np.float64)
     else:  # count the outcomes per trial and group
