@@ -132,7 +132,7 @@ def test_pairwise_fast_counts_equal_direct_hybrids(cases):
     for t in range(50):
         w = np.zeros(len(out1), dtype=bool)
         w[differ] = coins[t].astype(bool)
-        taus = [pp._rows_average(pp._taus(np.bincount(row * pp.CATEGORIES + np.where(w, a, b), minlength=size)
+        taus = [pp.average_rows(pp._taus(np.bincount(row * pp.CATEGORIES + np.where(w, a, b), minlength=size)
                                           .reshape(1, len(lens), -1), "acc23"), False)[0]
                 for a, b in ((out1, out2), (out2, out1))]
         large += taus[1] - taus[0] >= 0.0

@@ -32,6 +32,7 @@ import numpy as np
 
 from evalpipe.errors import UsageError
 from evalpipe.meta.correlation import Pair, groups, kendall_from_counts, kendall_with_ties_opt, pair_index, reshape
+from evalpipe.meta.significance import average_rows
 
 CATEGORIES = len(Pair)
 
@@ -57,15 +58,6 @@ def _mtme_average(values: np.ndarray, replace_nans_with_zeros: bool) -> float:
     """MTME's average of one trial's row taus: NaN dropped (or 0), ``numpy.average``, 0 if none."""
     vals = np.nan_to_num(values) if replace_nans_with_zeros else values[~np.isnan(values)]
     return float(np.average(vals)) if len(vals) else 0.0
-
-
-def _rows_average(values: np.ndarray, replace_nans_with_zeros: bool) -> np.ndarray:
-    """The same average for every trial at once (trials x rows)."""
-    if replace_nans_with_zeros:
-        return np.nan_to_num(values).mean(axis=1)
-    ok = ~np.isnan(values)
-    n = ok.sum(axis=1)
-    return np.where(n > 0, np.where(ok, values, 0.0).sum(axis=1) / np.maximum(n, 1), 0.0)
 
 
 def _stop(large: int, i: int, block_size: int, early_min: float, early_max: float) -> bool:
@@ -160,8 +152,8 @@ def _fast_trials(rng, row, out1, out2, base1, base2, variant, delta, k, block_si
                 gain[:, present, c] = np.add.reduceat(coins * change[:, c], starts, axis=1, dtype=np.int64)
         taus1 = _taus(base2[None] + gain, variant)
         taus2 = _taus(base1[None] - gain, variant)
-        diffs[start:start + trials] = _rows_average(taus2, replace_nans_with_zeros) - \
-            _rows_average(taus1, replace_nans_with_zeros)
+        diffs[start:start + trials] = average_rows(taus2, replace_nans_with_zeros) - \
+            average_rows(taus1, replace_nans_with_zeros)
     hits = np.cumsum(diffs >= delta)
     for i in range(block_size, k + 1, block_size):  # MTME's rule: checked at trials that reach delta
         if diffs[i - 1] >= delta and _stop(int(hits[i - 1]), i, block_size, early_min, early_max):

@@ -43,7 +43,7 @@ def _packed(gold, m1, m2, num_sys, average_by):
     return lens, y, s1, s2
 
 
-def _average(values: np.ndarray, replace_nans_with_zeros: bool) -> np.ndarray:
+def average_rows(values: np.ndarray, replace_nans_with_zeros: bool) -> np.ndarray:
     """Mean over the last axis ignoring NaN (or counting NaN as 0); 0 when nothing is left."""
     if replace_nans_with_zeros:
         return np.nan_to_num(values).mean(axis=-1)
@@ -55,7 +55,7 @@ def _average(values: np.ndarray, replace_nans_with_zeros: bool) -> np.ndarray:
 
 def _corr_loop(statistic, bounds, y, mscores, replace_nans_with_zeros, options) -> float:
     vals = np.array(row_values(statistic, [(y[b:e], mscores[b:e]) for b, e in bounds], **options), dtype=np.float64)
-    return float(_average(vals, replace_nans_with_zeros))
+    return float(average_rows(vals, replace_nans_with_zeros))
 
 
 def _pearson_batch(W: np.ndarray, y, s1, s2, starts, lens) -> Tuple[np.ndarray, np.ndarray]:
@@ -240,7 +240,7 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
         else:  # spearman, tau-c: trial by trial
             r1, r2 = (np.array([[STATISTICS[statistic](y[b:e], mix[b:e], **options) for b, e in bounds] for mix in mixes])
                       for mixes in (s2 + w * (s1 - s2), s1 - w * (s1 - s2)))
-        diffs[start:start + len(w)] = _average(r2, replace_nans_with_zeros) - _average(r1, replace_nans_with_zeros)
+        diffs[start:start + len(w)] = average_rows(r2, replace_nans_with_zeros) - average_rows(r1, replace_nans_with_zeros)
     hits = np.cumsum(diffs >= delta)
     trials = k
     for i in range(block_size, k + 1, block_size):
@@ -299,9 +299,9 @@ def bootstrap_test(gold: Sequence[Optional[float]], metric1: Sequence[float], me
     else:
         v1 = np.array([fn(g, m, **options) for g, m in rows])
         v2 = np.array([fn(g, m, **options) for g, m in rows2])
-        observed = float(_average(v2, False) - _average(v1, False))
+        observed = float(average_rows(v2, False) - average_rows(v1, False))
         draws = rng.integers(0, len(v1), size=(k, len(v1)))
-        diffs = _average(v2[draws], False) - _average(v1[draws], False)
+        diffs = average_rows(v2[draws], False) - average_rows(v1[draws], False)
     diffs = diffs[~np.isnan(diffs)]
     return {"p_value": float(np.mean(diffs <= 0)), "delta": float(observed),
             "ci": [float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))], "trials": int(len(diffs))}
