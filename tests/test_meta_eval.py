@@ -236,18 +236,23 @@ def test_ted_set_with_documents():
         evs._checked({"x": [1.0]}, "doc", "test")
 
 
+def random_rows(seed, lens, trials):
+    """Gold and two metrics with ties (one decimal), rows of the given lengths, and coin draws."""
+    rng = np.random.default_rng(seed)
+    y = np.round(rng.normal(size=sum(lens)), 1)
+    s1, s2 = np.round(rng.normal(size=sum(lens)), 1), np.round(rng.normal(size=sum(lens)), 1)
+    starts = np.r_[0, np.cumsum(lens)][:-1]
+    bounds = [(int(b), int(b + n)) for b, n in zip(starts, lens)]
+    return y, s1, s2, bounds, rng.integers(0, 2, size=(trials, sum(lens))).astype(np.float64)
+
+
 @pytest.mark.parametrize("variant", ["b", "23", "acc23"])
 def test_batched_kendall_equals_direct_computation(variant):
     from evalpipe.meta import significance as S
     from evalpipe.meta.correlation import kendall
 
-    rng = np.random.default_rng(5)
-    lens = [5, 7, 3]
-    y = np.round(rng.normal(size=sum(lens)), 1)
-    s1, s2 = np.round(rng.normal(size=sum(lens)), 1), np.round(rng.normal(size=sum(lens)), 1)
-    starts = np.r_[0, np.cumsum(lens)][:-1]
-    bounds = [(int(b), int(b + n)) for b, n in zip(starts, lens)]
-    W = rng.integers(0, 2, size=(20, sum(lens))).astype(np.float64)
+    y, s1, s2, bounds, W = random_rows(5, [5, 7, 3], 20)
+    lens = [e - b for b, e in bounds]
     tables = S._kendall_tables(y, s1, s2, bounds, 0.0)
     r1, r2 = S._kendall_batch(W, tables, len(lens), variant)
     for t, w in enumerate(W):
@@ -329,13 +334,8 @@ def test_short_row_kendall_form_equals_the_table_lookups(variant, monkeypatch):
     """The multilinear form for short rows gives the per-trial values of the table-lookup path, bit for bit."""
     from evalpipe.meta import significance as S
 
-    rng = np.random.default_rng(12)
-    lens = [5, 9, 2, 13, 4]
-    y = np.round(rng.normal(size=sum(lens)), 1)
-    s1, s2 = np.round(rng.normal(size=sum(lens)), 1), np.round(rng.normal(size=sum(lens)), 1)
-    starts = np.r_[0, np.cumsum(lens)][:-1]
-    bounds = [(int(b), int(b + n)) for b, n in zip(starts, lens)]
-    W = rng.integers(0, 2, size=(40, sum(lens))).astype(np.float64)
+    y, s1, s2, bounds, W = random_rows(12, [5, 9, 2, 13, 4], 40)
+    lens = [e - b for b, e in bounds]
     tables = S._kendall_tables(y, s1, s2, bounds, 0.05)
     short = S._kendall_batch(W, tables, len(lens), variant)
     monkeypatch.setattr(S, "SMALL_GROUP", 0)
