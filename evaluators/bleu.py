@@ -150,8 +150,8 @@ class BLEU(Metric):
 
         vocab: dict = {}
         lengths = np.column_stack([ngram_index.lengths_of(stream) for stream in tokenized])
-        index = ngram_index.build([ngram_index.word_units(stream, vocab, True) for stream in tokenized],
-                                           lengths, self._order)
+        index = ngram_index.build([ngram_index.word_units(stream, vocab) for stream in tokenized], lengths,
+                                  self._order)
         return tokenized, index, vocab
 
     def score_from_stats(self, stats: List[Any]) -> float:

@@ -133,8 +133,9 @@ class ChrF(Metric):
             return self._block_rows_unindexed(hyp_texts, [self._prepared(stream) for stream in refs])
         columns: List[list] = [[] for _ in refs]
         chars = self._chars(hyp_texts)
-        self._add_orders(chars_index.matches(ngram_index.char_units(chars), ngram_index.lengths_of(chars)),
-                         ngram_index.lengths_of(chars), chars_index.ref_lengths, columns)
+        lengths = ngram_index.lengths_of(chars)
+        self._add_orders(chars_index.matches(ngram_index.char_units(chars), lengths), lengths,
+                         chars_index.ref_lengths, columns)
         if o["word_order"]:
             words, counts = words_flat(hyp_texts, self._one_line)
             lengths = np.array(counts, dtype=np.int64)
@@ -165,8 +166,8 @@ class ChrF(Metric):
         if o["word_order"]:
             words = [self._words(stream) for stream in refs]
             lengths = np.column_stack([ngram_index.lengths_of(w) for w in words])
-            words_index = ngram_index.build([ngram_index.word_units(w, vocab, True) for w in words], lengths,
-                                                     o["word_order"])
+            words_index = ngram_index.build([ngram_index.word_units(w, vocab) for w in words], lengths,
+                                            o["word_order"])
         return chars_index, words_index, vocab
 
     def _block_rows_unindexed(self, hyps: List[str], refs: List[List[str]]) -> List[List[int]]:
@@ -178,7 +179,7 @@ class ChrF(Metric):
         self._add_orders(ngram_batch.order_matches(streams, o["char_order"]), streams.lengths[:, 0],
                          streams.lengths[:, 1:], columns)
         if o["word_order"]:
-            streams = ngram_batch.layout_ids([[sb.remove_punctuation(self._sacre, t) for t in s] for s in texts])
+            streams = ngram_batch.layout_ids([self._words(t) for t in texts])
             self._add_orders(ngram_batch.order_matches(streams, o["word_order"]), streams.lengths[:, 0],
                              streams.lengths[:, 1:], columns)
         return self._rows(columns, len(hyps))

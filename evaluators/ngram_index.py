@@ -39,17 +39,14 @@ def char_units(texts: Sequence[str]) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.uint32).astype(np.int64)
 
 
-def word_units(sentences: Sequence[Sequence[str]], vocab: Dict[str, int], grow: bool) -> np.ndarray:
-    """Word ids of token lists laid end to end: new words get new ids (``grow``), or ``NOT_IN_VOCABULARY``."""
+def word_units(sentences: Sequence[Sequence[str]], vocab: Dict[str, int]) -> np.ndarray:
+    """Word ids of the references' token lists laid end to end; new words get new ids in ``vocab``."""
     tokens = chain.from_iterable(sentences)
-    total = sum(map(len, sentences))
-    if grow:
-        return np.fromiter(map(vocab.setdefault, tokens, _counter(vocab)), dtype=np.int64, count=total)
-    return np.fromiter(map(vocab.get, tokens, repeat(NOT_IN_VOCABULARY)), dtype=np.int64, count=total)
+    return np.fromiter(map(vocab.setdefault, tokens, _counter(vocab)), dtype=np.int64, count=sum(map(len, sentences)))
 
 
 def ids(tokens: Sequence[str], vocab: Dict[str, int]) -> np.ndarray:
-    """Word ids of a flat token list (``NOT_IN_VOCABULARY`` for words the vocabulary lacks)."""
+    """Word ids of a hypothesis's flat token list (``NOT_IN_VOCABULARY`` for words no reference has)."""
     return np.fromiter(map(vocab.get, tokens, repeat(NOT_IN_VOCABULARY)), dtype=np.int64, count=len(tokens))
 
 

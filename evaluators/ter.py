@@ -82,9 +82,9 @@ class TER(Metric):
         """(reference words, their vocabulary, each reference as an id array)."""
         words = [sb.ter_words(self._sacre, r) for r in refs]
         vocab: dict = {}
-        ids = [np.fromiter((vocab.setdefault(w, len(vocab)) for w in ws), dtype=np.int64, count=len(ws))
-               for ws in words]
-        return words, vocab, ids
+        from evalpipe.evaluators.ngram_index import word_units
+
+        return words, vocab, [word_units([ws], vocab) for ws in words]
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """TER (0-100) from summed stats, by ``sacrebleu.TER``."""

@@ -107,8 +107,8 @@ def test_reference_index_equals_sorting_hypothesis_and_references_together(kind)
         laid = ngram_batch.layout_ids(words)
         vocab: dict = {}
         lengths = np.column_stack([ngram_index.lengths_of(s) for s in words[1:]])
-        index = built.build([ngram_index.word_units(s, vocab, True) for s in words[1:]], lengths, order)
-        hyp = ngram_index.word_units(words[0], vocab, False)
+        index = built.build([ngram_index.word_units(s, vocab) for s in words[1:]], lengths, order)
+        hyp = ngram_index.ids([t for sentence in words[0] for t in sentence], vocab)
         for clip in (False, True):
             want = list(ngram_batch.order_matches(laid, order, clip_to_max=clip))
             got = list(index.matches(hyp, ngram_index.lengths_of(words[0]), clip_to_max=clip))
