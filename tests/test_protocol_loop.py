@@ -155,3 +155,39 @@ def test_dispatcher_turns_plugin_bugs_into_internal_errors_logged_with_traceback
         reply = Dispatcher(Broken()).handle("SCORE ||| a ||| b")
     assert reply == ["ERROR ||| internal error: RuntimeError: boom second line"]
     assert "Traceback" in caplog.text and "RuntimeError: boom" in caplog.text
+
+
+class Pieces(io.RawIOBase):
+    """A stream whose reads return the given pieces one by one (what a pipe hands over), recording
+    how many replies had been written before each read."""
+
+    def __init__(self, pieces, out):
+        self.pieces, self.out, self.written_before_read = list(pieces), out, []
+
+    def read1(self, size=-1):
+        self.written_before_read.append(self.out.getvalue().count(b"\n"))
+        return self.pieces.pop(0) if self.pieces else b""
+
+
+@pytest.mark.parametrize("cut", [1, 2, 7, 64, 10 ** 6])
+def test_requests_cut_anywhere_get_the_replies_of_whole_lines(cut):
+    """However the input arrives -- lines split across reads, several lines in one read, a last line
+    without a line end, empty and over-long lines -- the replies are those of the lines one by one,
+    and every reply to a finished line is written before the next read."""
+    lines = [b"SCORE ||| a b c ||| a b c", b"", b"SCORE ||| " + b"x " * 40 + b"||| x", b"SCORE ||| the cat ||| a cat",
+             b"SCORE ||| a b c ||| a b c", b"EVAL ||| 3 3 3 2 1 0 3 2 1 0", b"SCORE ||| a b ||| a b"]
+    data = b"\n".join(lines)  # no line end after the last
+    want = []
+    for line in lines:
+        out = io.BytesIO()
+        serve(load_metric("bleu"), io.BytesIO(line + b"\n"), out, max_line_bytes=60)
+        want.append(out.getvalue())
+    out = io.BytesIO()
+    stream = Pieces([data[i:i + cut] for i in range(0, len(data), cut)], out)
+    assert serve(load_metric("bleu"), stream, out, max_line_bytes=60) == len(lines)
+    assert out.getvalue() == b"".join(want)
+    assert b"at most 60 bytes, got 96 bytes" in want[2]  # 95 bytes and the line end
+    ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]  # bytes read when each line was complete
+    for k, count in enumerate(stream.written_before_read):
+        read = min(k * cut, len(data))
+        assert count >= sum(end <= read for end in ends)
