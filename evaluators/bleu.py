@@ -71,12 +71,22 @@ class BLEU(Metric):
         super().__init__(**options)
         o = self.options
         n = o["max_ngram_order"]
-        self._sacre = sb.BLEU(**{k: v for k, v in o.items() if k != "cache_size"})  # the options are sacrebleu's
-        tokenizer = self._sacre.tokenizer
-        self._split = tokens_13a if o["tokenize"] == "13a" else lambda s: tokenizer(s).split()
+        self._sacre_bleu: Any = None
+        if o["tokenize"] == "13a":  # sacrebleu is imported when a signature asks for it, not before
+            self._split = tokens_13a
+        else:
+            tokenizer = self._sacre.tokenizer
+            self._split = lambda s: tokenizer(s).split()
         self._order = n
         self._cache: LRUCache = LRUCache(o["cache_size"])
         self._block_refs: Tuple[tuple, tuple] = ((), ([], None, {}))  # the last block's references, indexed
+
+    @property
+    def _sacre(self) -> Any:
+        """sacrebleu's BLEU with these options (they are sacrebleu's), built on first use."""
+        if self._sacre_bleu is None:
+            self._sacre_bleu = sb.metric("bleu", **{k: v for k, v in self.options.items() if k != "cache_size"})
+        return self._sacre_bleu
 
     def _tokens(self, sentence: str) -> List[str]:
         if self.options["lowercase"]:

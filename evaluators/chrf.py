@@ -78,7 +78,7 @@ class ChrF(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
-        self._sacre = sb.CHRF(**{k: v for k, v in o.items() if k != "cache_size"})  # the options are sacrebleu's
+        self._sacre = sb.metric("chrf", **{k: v for k, v in o.items() if k != "cache_size"})  # the options are sacrebleu's
         self._cache: LRUCache = LRUCache(o["cache_size"])
         self._block_index: Tuple[tuple, tuple] = ((), (None, None, {}))  # the last block's references, indexed
 

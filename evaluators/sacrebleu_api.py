@@ -6,14 +6,15 @@ statistics and score-from-statistics, but those methods are private (underscored
 any release.  So they are called only here, ``setup.cfg`` pins the sacrebleu versions this was
 tested with (``TESTED_VERSIONS``), and ``tests/test_sacrebleu_api.py`` checks that every symbol in
 ``PRIVATE_SYMBOLS`` exists in the installed sacrebleu, naming any that went missing.
+
+sacrebleu is imported on first use, not with this module (importing it takes 35-45 ms, a third of
+``evalpipe serve bleu``'s start-up, and serving 13a BLEU needs it only for ``EVAL`` and ``INFO``).  So
+the option vocabularies metrics declare at class level are literals here, checked equal to the
+installed sacrebleu's by the same test module.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence
-
-from sacrebleu.metrics.bleu import BLEU, _get_tokenizer
-from sacrebleu.metrics.chrf import CHRF
-from sacrebleu.metrics.ter import TER  # noqa: F401 (re-exported: every sacrebleu metric class comes from here)
 
 TESTED_VERSIONS = ("2.6",)
 
@@ -32,27 +33,40 @@ PRIVATE_SYMBOLS = (
     ("sacrebleu.utils", None, "my_log"),
 )
 
-BLEU_TOKENIZERS = tuple(BLEU.TOKENIZERS)
-BLEU_SMOOTHING = tuple(BLEU.SMOOTH_DEFAULTS)
+#: ``BLEU.TOKENIZERS`` and ``BLEU.SMOOTH_DEFAULTS`` of sacrebleu 2.6
+BLEU_TOKENIZERS = ("none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200",
+                   "spBLEU-1K")
+BLEU_SMOOTHING = ("none", "floor", "add-k", "exp")
 LOG_ZERO = -9999999999.0  # sacrebleu.utils.my_log(0), mirrored by the vectorized scores
+
+
+def metric(name: str, **options: Any) -> Any:
+    """sacrebleu's metric object ``name`` (``bleu``, ``chrf`` or ``ter``) built with ``options``."""
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    return {"bleu": BLEU, "chrf": CHRF, "ter": TER}[name](**options)
 
 
 def tokenizer(name: str) -> Callable[[str], str]:
     """sacrebleu's tokenizer called ``name`` (``13a``, ``intl``, ``char``, ...)."""
+    from sacrebleu.metrics.bleu import _get_tokenizer
+
     return _get_tokenizer(name)()
 
 
-def remove_punctuation(chrf: CHRF, text: str) -> List[str]:
+def remove_punctuation(chrf: Any, text: str) -> List[str]:
     """chrF++'s words: whitespace tokens with one leading or trailing punctuation mark split off."""
     return chrf._remove_punctuation(text)
 
 
 def chrf_punctuation() -> frozenset:
     """The marks chrF++'s word split takes off a word's end (or, failing that, its start)."""
+    from sacrebleu.metrics.chrf import CHRF
+
     return frozenset(CHRF._PUNCTS)
 
 
-def chrf_f_score(chrf: CHRF, stats: Sequence[int]) -> float:
+def chrf_f_score(chrf: Any, stats: Sequence[int]) -> float:
     """chrF of one stats vector (used to pick the best reference of a segment)."""
     return chrf._compute_f_score(stats)
 
@@ -80,6 +94,8 @@ def ter_words(metric: Any, text: str) -> List[str]:
 
 def compute_bleu(**kwargs: Any) -> float:
     """``BLEU.compute_bleu`` (public) on copies: add-k smoothing mutates its list arguments."""
+    from sacrebleu.metrics.bleu import BLEU
+
     kwargs["correct"], kwargs["total"] = list(kwargs["correct"]), list(kwargs["total"])
     return BLEU.compute_bleu(**kwargs).score
 

@@ -51,7 +51,7 @@ class TER(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
-        self._sacre = sb.TER(**{k: v for k, v in o.items() if k not in ("cache_size", "max_tokens", "kernel")})
+        self._sacre = sb.metric("ter", **{k: v for k, v in o.items() if k not in ("cache_size", "max_tokens", "kernel")})
         self._cache: LRUCache = LRUCache(o["cache_size"])
         self._kernel = None
         if o["kernel"] != "sacrebleu":  # numba is imported only here

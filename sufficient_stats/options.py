@@ -6,8 +6,7 @@ An :class:`Option` converts command-line strings to its type and raises
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
 
 from evalpipe.errors import OptionError
 
@@ -25,8 +24,7 @@ def _parse_bool(value: Any) -> bool:
     raise ValueError(f"expected a boolean (true/false/yes/no/1/0), got {value!r}")
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One keyword option of a metric: its type, default, help text and allowed values.
 
     ``kind`` is ``bool``, ``int``, ``float`` or ``str``; strings given on a command line are

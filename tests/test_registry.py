@@ -46,3 +46,26 @@ def test_load_by_import_path():
     assert metric.options["attachment"] is True
     with pytest.raises(registry.PluginError, match="cannot load"):
         registry.load_metric("evalpipe.evaluators.accuracy:Nope")
+
+
+def test_entry_points_are_importlib_metadatas(broken_plugin, tmp_path, monkeypatch):
+    """evalpipe's reader of entry_points.txt files finds what importlib.metadata finds, for every group of
+    this environment, a plugin on PYTHONPATH included; with a zip archive on sys.path it asks importlib."""
+    import importlib.metadata as standard
+    import zipfile
+
+    from evalpipe import entry_points
+
+    groups = {ep.group for dist in standard.distributions() for ep in dist.entry_points}
+    assert {"evalpipe.metrics", "evalpipe.engines", "console_scripts"} <= groups
+    for group in groups:
+        want = {ep.name: ep.value for ep in standard.entry_points(group=group)}
+        assert {name: ep.value for name, ep in entry_points.entry_points(group).items()} == want, group
+    assert entry_points.entry_points("evalpipe.metrics")["broken"].value == "no_such_module_anywhere:Metric"
+    assert entry_points.entry_points("evalpipe.metrics")["bleu"].load() is registry.load_class("bleu")
+    archive = tmp_path / "plugins.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("zipped_plugin-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped-plugin\nVersion: 1.0\n")
+        zipped.writestr("zipped_plugin-1.0.dist-info/entry_points.txt", "[evalpipe.metrics]\nzipped = zipped:Metric\n")
+    monkeypatch.syspath_prepend(str(archive))
+    assert entry_points.entry_points("evalpipe.metrics")["zipped"].value == "zipped:Metric"

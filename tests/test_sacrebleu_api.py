@@ -40,6 +40,13 @@ def test_no_other_module_touches_sacrebleu_privates():
     assert not offenders, offenders
 
 
+def test_option_vocabularies_are_the_installed_sacrebleus():
+    from sacrebleu.metrics.bleu import BLEU
+
+    assert sacrebleu_api.BLEU_TOKENIZERS == tuple(BLEU.TOKENIZERS)
+    assert sacrebleu_api.BLEU_SMOOTHING == tuple(BLEU.SMOOTH_DEFAULTS)
+
+
 def test_log_zero_mirrors_sacrebleu():
     from sacrebleu.utils import my_log
 

@@ -15,11 +15,10 @@ loads metrics through it.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from functools import lru_cache
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
+from evalpipe.entry_points import EntryPoint, entry_points
 from evalpipe.errors import OptionError, PluginError
 from evalpipe.sufficient_stats.combine import Combination, parse_spec
 
@@ -31,7 +30,7 @@ ENGINES_GROUP = "evalpipe.engines"
 @lru_cache(maxsize=None)
 def _entry_points(group: str) -> Dict[str, EntryPoint]:
     """The group's entry points, read from package metadata once per process."""
-    return {ep.name: ep for ep in entry_points(group=group)}
+    return entry_points(group)
 
 
 def list_plugins(group: str = METRICS_GROUP) -> List[str]:
@@ -113,8 +112,7 @@ def load_metric(name: str, **options: Any) -> Any:
 _BUILT: Dict["MetricSpec", Any] = {}
 
 
-@dataclass(frozen=True)
-class MetricSpec:
+class MetricSpec(NamedTuple):
     """A metric as data: ``name`` plus ``options`` (sorted ``(key, value)`` pairs); picklable."""
 
     name: str
