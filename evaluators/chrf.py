@@ -153,7 +153,7 @@ class ChrF(Metric):
         return words_block(texts, self._one_line)
 
     def _chars(self, texts: List[str]) -> List[str]:
-        return texts if self.options["whitespace"] else ["".join(t.split()) for t in texts]
+        return texts if self.options["whitespace"] else list(map("".join, map(str.split, texts)))
 
     def _index(self, refs: List[List[str]]) -> tuple:
         """(character index, word index or None, word vocabulary) of prepared reference streams."""

@@ -17,7 +17,7 @@ import re
 from typing import Callable, List, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
-from evalpipe.evaluators.flat_lines import NUL, SEPARATOR, counted, per_line, put_back
+from evalpipe.evaluators.flat_lines import NUL, SEPARATOR, per_line, put_back, split_lines
 
 _MARKS = "".join(sorted(sb.chrf_punctuation()))
 _CLASS = re.escape(_MARKS)
@@ -28,6 +28,20 @@ _OPENING = re.compile(rf"([{_CLASS}])(?<!\S[{_CLASS}])(?=\S*[^\s{_CLASS}](?!\S))
 _CLOSING = re.compile(rf"([{_CLASS}])(?<=\S[{_CLASS}])(?!\S)")
 
 
+# Replacements as functions, not r"\1 " templates: on Python < 3.12 a template is expanded by Python code
+# at every match (several times slower than a call that returns a prepared string).
+_AFTER = {mark: mark + " " for mark in _MARKS}
+_BEFORE = {mark: " " + mark for mark in _MARKS}
+
+
+def _space_after(match: "re.Match[str]") -> str:
+    return _AFTER[match[0]]
+
+
+def _space_before(match: "re.Match[str]") -> str:
+    return _BEFORE[match[0]]
+
+
 def words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[List[str], List[int]]:
     """(every line's words end to end, each line's word count), equal to ``one_line`` (sacrebleu's own
     split) line by line; the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR` (a token
@@ -35,8 +49,8 @@ def words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[
     alone = [k for k, line in enumerate(lines) if "\n" in line or NUL in line]
     skip = set(alone)
     rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
-    block = _CLOSING.sub(r" \1", _OPENING.sub(r"\1 ", SEPARATOR.join(rest)))
-    tokens, counts = counted(block.split(), len(rest))
+    block = _CLOSING.sub(_space_before, _OPENING.sub(_space_after, SEPARATOR.join(rest)))
+    tokens, counts = split_lines(block, len(rest))
     put_back(tokens, counts, lines, alone, one_line)
     return tokens, counts
 

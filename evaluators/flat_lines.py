@@ -9,19 +9,20 @@ put back in their places.
 """
 from __future__ import annotations
 
+from itertools import chain
 from typing import Callable, List, Sequence, Tuple
 
 NUL = "\0"
 SEPARATOR = f" {NUL} "
 
 
-def counted(tokens: List[str], lines: int) -> Tuple[List[str], List[int]]:
-    """``tokens`` of ``lines`` lines joined by ``SEPARATOR``: (the tokens without the NULs, per-line counts)."""
+def split_lines(block: str, lines: int) -> Tuple[List[str], List[int]]:
+    """A tokenized block of ``lines`` lines joined by ``SEPARATOR``: (its whitespace-split tokens without
+    the NULs, per-line counts).  Split at the NULs first, so every loop runs in C."""
     if not lines:
         return [], []
-    ends = [k for k, t in enumerate(tokens) if t == NUL] + [len(tokens)]
-    counts = [b - a - 1 for a, b in zip([-1] + ends[:-1], ends)]
-    return ([t for t in tokens if t != NUL] if lines > 1 else tokens), counts
+    pieces = list(map(str.split, block.split(NUL)))
+    return list(chain.from_iterable(pieces)), list(map(len, pieces))
 
 
 def put_back(tokens: List[str], counts: List[int], lines: Sequence[str], alone: Sequence[int],

@@ -12,9 +12,11 @@ over the whole block, so every sort and search is over a few hundred keys that s
   n-gram, valid where its last rank is not 0;
 * **hypothesis side, per system**: ranks looked up in a table holding the segment's alphabet
   (``unknown``, all ones, where no reference has the unit: it never matches), keys packed and
-  sorted the same way (a counting sort on the first rank, insertion sort in each bucket); then per order one merge walk over the distinct hypothesis n-grams, advancing a pointer in
-  every reference: ``sum min(hyp count, ref count)`` per reference, or against the largest
-  reference count (BLEU's multi-reference clipping).  An order with no match ends the segment.
+  sorted the same way (a counting sort on the first rank, insertion sort in each bucket); then
+  ``sum min(hyp count, ref count)`` per reference, every order in one merge of the hypothesis's and
+  the reference's sorted keys (:func:`_walk`).  BLEU's multi-reference clipping (against the largest
+  reference count) walks each order over the distinct hypothesis n-grams instead, advancing a pointer
+  in every reference; there an order with no match ends the segment.
 
 No segment number is packed, so K * bits <= 63 holds for up to 1,022 distinct units per segment at
 K = 6 (for more, :func:`CompiledIndex.build` returns None and the numpy path runs).
@@ -106,6 +108,53 @@ def _reference_keys(ref_units, ref_offsets, alphabet, a_offsets, order, bits):
 
 
 @njit(cache=True)
+def _walk(hyp_keys, lo, hi, ref_keys, r_lo, r_hi, order, bits, out_row):
+    """``out_row[n - 1] += sum over n-grams of min(hyp count, ref count)``, every order at once, by one merge
+    of the two sorted key runs: consecutive keys of the merged order share their first ``lcp`` ranks, so
+    the n-gram groups of orders above ``lcp`` end between them and are counted then; a group's counts
+    are differences of running hypothesis / reference totals.  A group whose n-th rank is 0 runs past
+    the sentence end and is skipped."""
+    mask = (1 << bits) - 1
+    start_h = np.zeros(order + 1, dtype=np.int64)
+    start_r = np.zeros(order + 1, dtype=np.int64)
+    seen_h = 0
+    seen_r = 0
+    i, j = lo, r_lo
+    previous = -1
+    while i < hi or j < r_hi:
+        if j >= r_hi or (i < hi and hyp_keys[i] <= ref_keys[j]):
+            key = hyp_keys[i]
+            from_hyp = True
+        else:
+            key = ref_keys[j]
+            from_hyp = False
+        if previous >= 0:
+            shared = 0
+            while shared < order and (previous >> ((order - 1 - shared) * bits)) == (key >> ((order - 1 - shared) * bits)):
+                shared += 1
+            for n in range(shared + 1, order + 1):  # the groups of these orders end at previous
+                if (previous >> ((order - n) * bits)) & mask:
+                    h = seen_h - start_h[n]
+                    r = seen_r - start_r[n]
+                    out_row[n - 1] += h if h < r else r
+                start_h[n] = seen_h
+                start_r[n] = seen_r
+        if from_hyp:
+            seen_h += 1
+            i += 1
+        else:
+            seen_r += 1
+            j += 1
+        previous = key
+    if previous >= 0:
+        for n in range(1, order + 1):
+            if (previous >> ((order - n) * bits)) & mask:
+                h = seen_h - start_h[n]
+                r = seen_r - start_r[n]
+                out_row[n - 1] += h if h < r else r
+
+
+@njit(cache=True)
 def _matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, ref_offsets, order, bits, clip_to_max):
     """``out[s, n - 1, k]``: clipped order-n matches of segment s against reference k (k = 0 only, against
     the largest reference count, with ``clip_to_max``).  An order without a match ends the segment:
@@ -116,9 +165,16 @@ def _matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, ref_offsets,
     table = np.zeros(alphabet.max() + 1 if len(alphabet) else 1, dtype=np.int64)
     mask = (1 << bits) - 1
     pointer = np.empty(refs, dtype=np.int64)
+    row = np.zeros(order, dtype=np.int64)
     for s in range(segments):
         lo, hi = hyp_offsets[s], hyp_offsets[s + 1]
         _sorted_keys(hyp_units, lo, hi, alphabet, a_offsets[s], a_offsets[s + 1], order, bits, keys, table)
+        if refs == 1 or not clip_to_max:  # one merge per reference
+            for k in range(refs):
+                row[:] = 0
+                _walk(keys, lo, hi, ref_keys, ref_offsets[k, s], ref_offsets[k, s + 1], order, bits, row)
+                out[s, :, k] = row
+            continue
         for n in range(1, order + 1):
             shift = (order - n) * bits
             for k in range(refs):
@@ -183,7 +239,7 @@ class CompiledIndex:
 
     def matches(self, units: np.ndarray, lengths: np.ndarray, clip_to_max: bool = False) -> Iterator[np.ndarray]:
         """Per order n = 1..max_order: ``segments x refs`` matches (a vector with ``clip_to_max``)."""
-        out = _matches(units.astype(np.int64), _offsets(lengths), self.alphabet, self.a_offsets, self.keys,
+        out = _matches(np.asarray(units, dtype=np.int64), _offsets(lengths), self.alphabet, self.a_offsets, self.keys,
                        self.ref_offsets, self.max_order, self.bits, clip_to_max)
         for n in range(self.max_order):
             yield out[:, n, 0] if clip_to_max else out[:, n, :]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import List, Tuple
 
-from evalpipe.evaluators.flat_lines import SEPARATOR, counted, per_line, put_back
+from evalpipe.evaluators.flat_lines import SEPARATOR, per_line, put_back, split_lines
 
 # The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space: the ranges
 # {-~, [-`, !-&, (-+, :-@ and /.
@@ -112,6 +112,6 @@ def tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
     skip = set(alone)
     rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
     block = SEPARATOR.join(f" {line} " for line in rest).replace("<skipped>", "")
-    tokens, counts = counted(_lone_marks_and_dashes(_entities_and_symbols(block)).split(), len(rest))
+    tokens, counts = split_lines(_lone_marks_and_dashes(_entities_and_symbols(block)), len(rest))
     put_back(tokens, counts, lines, alone, tokens_13a)
     return tokens, counts
