@@ -2,13 +2,13 @@
 line by line.
 
 sacrebleu splits a line on whitespace and, per word of two or more characters, splits off its last
-character if that is a punctuation mark, else its first character if that is one.  Here two
-substitutions do it for every line of a block joined with ``"\\n"``: first a mark opening a word
-whose last character is not a mark gets a space after it, then a mark ending a word of two or more
-characters gets a space before it.  A word is a maximal run of non-whitespace (the regular
-expression's ``\\s`` is Python's ``str.isspace``, as ``str.split`` uses it), so no substitution
-reaches across a line; the first rule leaves every word the second acts on untouched, and the
-pieces it makes never end with a mark.  Lines with a line break or a NUL of their own go one by one.
+character if that is a punctuation mark, else its first character if that is one.  Here one
+substitution does it for every line of a block joined by a separator: a mark opening a word whose last
+character is not a mark gets a space after it, and a mark ending a word of two or more characters gets
+a space before it (the two cases exclude each other: the first needs the word's last character not to
+be a mark, so it never meets a word the second acts on).  A word is a maximal run of non-whitespace
+(the regular expression's ``\\s`` is Python's ``str.isspace``, as ``str.split`` uses it), so no
+substitution reaches across a line.  Lines with a line break or a NUL of their own go one by one.
 ``tests/test_chrf_words.py`` checks it against sacrebleu.
 """
 from __future__ import annotations
@@ -21,25 +21,19 @@ from evalpipe.evaluators.flat_lines import NUL, SEPARATOR, per_line, put_back, s
 
 _MARKS = "".join(sorted(sb.chrf_punctuation()))
 _CLASS = re.escape(_MARKS)
-# (each pattern starts with the mark itself, so the engine skips to candidate marks)
-# a mark opening a word of 2+ characters whose last character is not a mark
-_OPENING = re.compile(rf"([{_CLASS}])(?<!\S[{_CLASS}])(?=\S*[^\s{_CLASS}](?!\S))")
-# a mark ending a word of 2+ characters
-_CLOSING = re.compile(rf"([{_CLASS}])(?<=\S[{_CLASS}])(?!\S)")
+# (the pattern starts with the mark itself, so the engine skips to candidate marks)
+# a mark opening a word of 2+ characters whose last character is not a mark (group 2 set), or ending a
+# word of 2+ characters
+_EDGE_MARK = re.compile(rf"([{_CLASS}])(?:(?<!\S[{_CLASS}])(?=\S*[^\s{_CLASS}](?!\S))()|(?<=\S[{_CLASS}])(?!\S))")
 
-
-# Replacements as functions, not r"\1 " templates: on Python < 3.12 a template is expanded by Python code
-# at every match (several times slower than a call that returns a prepared string).
+# The replacement as a function, not r"\1 " templates: on Python < 3.12 a template is expanded by Python
+# code at every match (several times slower than a call that returns a prepared string).
 _AFTER = {mark: mark + " " for mark in _MARKS}
 _BEFORE = {mark: " " + mark for mark in _MARKS}
 
 
-def _space_after(match: "re.Match[str]") -> str:
-    return _AFTER[match[0]]
-
-
-def _space_before(match: "re.Match[str]") -> str:
-    return _BEFORE[match[0]]
+def _spaced(match: "re.Match[str]") -> str:
+    return _AFTER[match[1]] if match.lastindex == 2 else _BEFORE[match[1]]
 
 
 def words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[List[str], List[int]]:
@@ -49,7 +43,7 @@ def words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[
     alone = [k for k, line in enumerate(lines) if "\n" in line or NUL in line]
     skip = set(alone)
     rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
-    block = _CLOSING.sub(_space_before, _OPENING.sub(_space_after, SEPARATOR.join(rest)))
+    block = _EDGE_MARK.sub(_spaced, SEPARATOR.join(rest))
     tokens, counts = split_lines(block, len(rest))
     put_back(tokens, counts, lines, alone, one_line)
     return tokens, counts

@@ -90,6 +90,18 @@ def tokens_13a(line: str) -> List[str]:
 _ALONE = re.compile(r"[.,][.,]|\n|\0")
 
 
+def _lines_alone(lines: List[str]) -> List[int]:
+    """The indices of the lines ``_ALONE`` matches in, by one search over the lines joined with ``"\x01"``
+    (which keeps a match inside its line: every match is a ``.,`` pair or a single character)."""
+    found = [m.start() for m in _ALONE.finditer("\x01".join(lines))]
+    if not found:
+        return []
+    import numpy as np  # here, not at import: the line protocol's tokens_13a does without it
+
+    ends = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1)  # past each joiner
+    return sorted(set(np.searchsorted(ends, found, side="right").tolist()))
+
+
 def tokens_13a_block(lines: List[str]) -> List[List[str]]:
     """``[tokens_13a(line) for line in lines]`` with each rule applied once to a whole block of lines
     (:func:`tokens_13a_flat`, cut back into lines).
@@ -108,7 +120,7 @@ def tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
     """(the tokens of every line, end to end; each line's token count): :func:`tokens_13a_block` without
     a list per line, the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR`, which no 13a
     rule touches (:mod:`~evalpipe.evaluators.flat_lines`)."""
-    alone = [k for k, line in enumerate(lines) if _ALONE.search(line)]
+    alone = _lines_alone(lines)
     skip = set(alone)
     rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
     block = SEPARATOR.join(f" {line} " for line in rest).replace("<skipped>", "")

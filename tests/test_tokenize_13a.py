@@ -37,7 +37,7 @@ def test_random_symbol_soup():
 
 def test_block_of_hard_strings():
     sacre = Tokenizer13a()
-    alphabet = HARD + ["a-", "-\nb", "5", "-4", ".", ",", "&amp", ";x", "a.\n.b", "<skipped", ">", "\0", "x\0."]
+    alphabet = HARD + ["a-", "-\nb", "5", "-4", ".", ",", "&amp", ";x", "a.\n.b", "<skipped", ">", "\0", "x\0.", "\x01", ".\x01,"]
     rng = random.Random(5)
     for _ in range(3000):
         block = [rng.choice(alphabet) + rng.choice(alphabet) for _ in range(rng.randint(0, 6))]
