@@ -58,7 +58,7 @@ class Dispatcher:
         if reply is not None:
             return reply
         try:
-            text = decode_line(line) if isinstance(line, bytes) else line.rstrip("\r\n")
+            text = decode_line(line) if type(line) is bytes else line.rstrip("\r\n")
             reply, repeatable = self._dispatch(text)
             if repeatable:
                 if len(replies) >= REPLY_CACHE:
@@ -79,17 +79,17 @@ class Dispatcher:
 
     def _dispatch(self, text: str) -> Tuple[List[str], bool]:
         """The reply, and whether the same line always gets it (a plain SCORE)."""
-        request = parse_request(text)
-        command = request.command.upper()
-        if command == "SCORE" and len(request.fields) == 2 and request.fields[0] in self.forms:
-            return [format_stats(self.forms[request.fields[0]](self.metric, request.fields[1]))], False
+        command, fields = parse_request(text)
+        command = command.upper()
         if command == "SCORE":
-            hypothesis, references = score_fields(self.metric, request.fields)
+            if self.forms and len(fields) == 2 and fields[0] in self.forms:
+                return [format_stats(self.forms[fields[0]](self.metric, fields[1]))], False
+            hypothesis, references = score_fields(self.metric, fields)
             stats = self.metric.stats(hypothesis, references)
             self.reference_counts.add(len(references))
             return [format_stats(stats)], True
         if command == "EVAL":
-            return self._evaluate(request.fields), False
+            return self._evaluate(fields), False
         if command == "INFO":
             return [f"{self.metric.signature(self.nrefs())} ||| {' '.join(self.metric.stats_fields)}"], False
         shown = text if len(text) <= 60 else text[:57] + "..."

@@ -174,9 +174,12 @@ def format_number(value: Number) -> str:
     return repr(value)
 
 
+_INTS = {int}
+
+
 def format_stats(stats: Sequence[Number]) -> str:
     """Space-separated text form of a stats vector (see the module docstring)."""
-    if all(type(v) is int for v in stats):  # the common case (counts), without the per-value checks
+    if set(map(type, stats)) == _INTS:  # the common case (counts), without the per-value checks
         return " ".join(map(str, stats))
     return " ".join(format_number(v) for v in stats)
 
