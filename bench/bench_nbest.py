@@ -48,8 +48,7 @@ def main(scale: float = 1.0) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         requests = Path(tmp) / "requests.txt"
         requests.write_text("".join(f"SCORE ||| {r} ||| {h}\n" for h, r in pairs), encoding="utf-8")
-        env = child_env()
-        env.pop("PYTHONUNBUFFERED", None)
+        env = child_env()  # without PYTHONUNBUFFERED: every reply must be flushed by the server itself
         print(f"n-best stream: {len(pairs)} SCORE lines, {distinct} distinct (hypothesis, reference) pairs, "
               f"100 per reference")
         times = {"evalpipe serve bleu (pipe)": [], "sacrebleu sentence_score": [], "sacrebleu stats only": []}

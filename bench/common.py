@@ -82,8 +82,12 @@ def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
 
 
 def child_env() -> dict:
+    """The environment of a measured subprocess: without PYTHONUNBUFFERED (it would hide a missing flush)
+    and without PYTHONDONTWRITEBYTECODE (this machine sets it; it would make every evalpipe process compile
+    its own modules from source again, while the anchors' were byte-compiled by pip when installed)."""
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
