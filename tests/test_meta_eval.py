@@ -109,8 +109,8 @@ def test_pairwise_fast_counts_equal_direct_hybrids(cases):
     rows2 = pp.groups(case["gold"], case["metric2"], case["num_sys"], "item")
     lens = [len(g) for g, _ in rows]
     y = np.concatenate([g for g, _ in rows])
-    out1 = pp._outcomes(y, np.concatenate([m for _, m in rows]), lens, 0.5)
-    out2 = pp._outcomes(y, np.concatenate([m for _, m in rows2]), lens, 1.5)
+    out1 = pp.pair_outcomes(y, np.concatenate([m for _, m in rows]), lens, 0.5)[0]
+    out2 = pp.pair_outcomes(y, np.concatenate([m for _, m in rows2]), lens, 1.5)[0]
     row = np.repeat(np.arange(len(lens)), [n * (n - 1) // 2 for n in lens])
     size = len(lens) * pp.CATEGORIES
     base1 = np.bincount(row * pp.CATEGORIES + out1, minlength=size).reshape(len(lens), -1)
@@ -132,8 +132,8 @@ def test_pairwise_fast_counts_equal_direct_hybrids(cases):
     for t in range(50):
         w = np.zeros(len(out1), dtype=bool)
         w[differ] = coins[t].astype(bool)
-        taus = [pp.average_rows(pp._taus(np.bincount(row * pp.CATEGORIES + np.where(w, a, b), minlength=size)
-                                          .reshape(1, len(lens), -1), "acc23"), False)[0]
+        taus = [pp.average_rows(pp.taus_from_counts(np.bincount(row * pp.CATEGORIES + np.where(w, a, b), minlength=size)
+                                                    .reshape(1, len(lens), -1), "acc23"), False)[0]
                 for a, b in ((out1, out2), (out2, out1))]
         large += taus[1] - taus[0] >= 0.0
     assert (p, trials) == (large / 50, 50)

@@ -181,17 +181,37 @@ def row_values(statistic: str, rows: Sequence[Tuple[np.ndarray, np.ndarray]], **
     epsilon = options.get("epsilon", 0.0)
     if epsilon < 0:
         raise UsageError(f"epsilon must be non-negative, got {epsilon}")
-    i, j, row = pair_index(lens)
     y = np.concatenate([g for g, _ in rows]).astype(np.float64)
     x = np.concatenate([m for _, m in rows]).astype(np.float64)
-    dx, dy = x[i] - x[j], y[i] - y[j]
+    outcome, row = pair_outcomes(y, x, lens, epsilon)
+    return [float(v) for v in taus_from_counts(row_counts(row, outcome, len(rows)), variant)]
+
+
+def pair_outcomes(gold: np.ndarray, metric: np.ndarray, lens: Sequence[int], epsilon: float
+                  ) -> Tuple[np.ndarray, np.ndarray]:
+    """(the :class:`Pair` outcome of every pair a < b of positions of every row, rows laid end to end and
+    pairs row-major as :func:`pair_index` gives them; each pair's row).  The metric ties a pair when its
+    two scores differ by at most ``epsilon``."""
+    a, b, row = pair_index(lens)
+    dy, dx = gold[b] - gold[a], metric[b] - metric[a]
     x_tie, y_tie = np.abs(dx) <= epsilon, dy == 0
-    outcome = np.select([x_tie & y_tie, x_tie, y_tie, np.where(x_tie, 0, np.sign(dx)) * np.sign(dy) > 0],
+    concordant = ((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0))
+    outcome = np.select([x_tie & y_tie, x_tie, y_tie, concordant],
                         [Pair.BOTH_TIED, Pair.METRIC_TIE, Pair.HUMAN_TIE, Pair.CONCORDANT], default=Pair.DISCORDANT)
-    counts = np.bincount(row * len(Pair) + outcome, minlength=len(rows) * len(Pair)).reshape(len(rows), len(Pair))
+    return outcome.astype(np.int64), row
+
+
+def row_counts(row: np.ndarray, outcome: np.ndarray, rows: int) -> np.ndarray:
+    """``rows x 5``: how many pairs of each row have each :class:`Pair` outcome."""
+    return np.bincount(row * len(Pair) + outcome, minlength=rows * len(Pair)).reshape(rows, len(Pair))
+
+
+def taus_from_counts(counts: np.ndarray, variant: str) -> np.ndarray:
+    """Kendall's tau (``variant`` b, 23 or acc23) of every row of ``... x 5`` outcome counts; NaN for a row
+    without pairs (or, for tau-b, without untied pairs)."""
     c = counts.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return [float(v) for v in kendall_from_counts(*(c[:, k] for k in Pair), variant=variant)]
+        return kendall_from_counts(*(c[..., k] for k in Pair), variant=variant)
 
 
 def average_correlation(gold: Sequence[Optional[float]], metric: Sequence[float], num_sys: int,
@@ -272,8 +292,7 @@ def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[floa
     tie = np.where(human_tie, Pair.BOTH_TIED, Pair.METRIC_TIE)
     d = np.abs(x[i] - x[j])
     present, row = np.unique(row, return_inverse=True)  # rows with pairs, in order (MTME's dict order)
-    size = len(present) * len(Pair)
-    initial = np.bincount(row * len(Pair) + outcome, minlength=size).reshape(len(present), len(Pair))
+    initial = row_counts(row, outcome, len(present))
     # Each pair in order of its difference (stable, as sorted()) turns into a tie: its row's counts
     # before and after, from per-row running sums of the changes.
     order = np.argsort(d, kind="stable")
@@ -290,7 +309,7 @@ def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[floa
     after += initial[row[order]]
 
     def tau(c: np.ndarray) -> np.ndarray:
-        return kendall_from_counts(*(c[:, k].astype(np.float64) for k in Pair), variant=variant)
+        return taus_from_counts(c, variant)
 
     old, new = tau(after - step).tolist(), tau(after).tolist()
     # MTME's running sum, in its order and its floating-point steps, so the arg-max (and ties between

@@ -31,27 +31,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import UsageError
-from evalpipe.meta.correlation import Pair, groups, kendall_from_counts, kendall_with_ties_opt, pair_index, reshape
+from evalpipe.meta.correlation import (Pair, groups, kendall_with_ties_opt, pair_outcomes, reshape, row_counts,
+                                       taus_from_counts)
 from evalpipe.meta.significance import average_rows
 
 CATEGORIES = len(Pair)
-
-
-def _outcomes(gold: np.ndarray, metric: np.ndarray, lens: Sequence[int], epsilon: float) -> np.ndarray:
-    """The :class:`Pair` outcome of every pair (a < b) of every row, rows in order, pairs row-major."""
-    a, b, _ = pair_index(lens)
-    dy, dx = gold[b] - gold[a], metric[b] - metric[a]
-    x_tie, y_tie = np.abs(dx) <= epsilon, dy == 0
-    con = ~x_tie & ~y_tie & (((dx > 0) & (dy > 0)) | ((dx < 0) & (dy < 0)))
-    return np.select([x_tie & y_tie, x_tie, y_tie, con], [Pair.BOTH_TIED, Pair.METRIC_TIE, Pair.HUMAN_TIE, Pair.CONCORDANT],
-                     default=Pair.DISCORDANT).astype(np.int64)
-
-
-def _taus(counts: np.ndarray, variant: str) -> np.ndarray:
-    """Tau of every row from ``... x rows x 5`` counts (NaN for a row without pairs)."""
-    c = counts.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return kendall_from_counts(*(c[..., k] for k in Pair), variant=variant)
 
 
 def _mtme_average(values: np.ndarray, replace_nans_with_zeros: bool) -> float:
@@ -92,13 +76,10 @@ def pairwise_permutation_test(gold: Sequence[Optional[float]], metric1: Sequence
     y = np.concatenate([g for g, _ in rows1]).astype(np.float64) if rows1 else np.zeros(0)
     m1 = np.concatenate([m for _, m in rows1]).astype(np.float64) if rows1 else np.zeros(0)
     m2 = np.concatenate([m for _, m in rows2]).astype(np.float64) if rows2 else np.zeros(0)
-    out1, out2 = _outcomes(y, m1, lens, epsilons[0]), _outcomes(y, m2, lens, epsilons[1])
-    row = pair_index(lens)[2]
-    size = len(lens) * CATEGORIES
-    base1 = np.bincount(row * CATEGORIES + out1, minlength=size).reshape(len(lens), CATEGORIES)
-    base2 = np.bincount(row * CATEGORIES + out2, minlength=size).reshape(len(lens), CATEGORIES)
-    delta = _mtme_average(_taus(base2, variant), replace_nans_with_zeros) - \
-        _mtme_average(_taus(base1, variant), replace_nans_with_zeros)
+    (out1, row), (out2, _) = pair_outcomes(y, m1, lens, epsilons[0]), pair_outcomes(y, m2, lens, epsilons[1])
+    base1, base2 = row_counts(row, out1, len(lens)), row_counts(row, out2, len(lens))
+    delta = _mtme_average(taus_from_counts(base2, variant), replace_nans_with_zeros) - \
+        _mtme_average(taus_from_counts(base1, variant), replace_nans_with_zeros)
     if mode == "mtme":  # MTME also draws coins for rows of one position (they have no pair)
         drawn = [n for n in (sum(v is not None for v in g) for g in reshape(gold, num_sys, average_by)) if n]
         result = _mtme_trials(rng, drawn, lens, row, out1, out2, variant, delta, k, block_size, early_min, early_max,
@@ -116,14 +97,13 @@ def _mtme_trials(rng, drawn, lens, row, out1, out2, variant, delta, k, block_siz
     offsets = np.r_[0, np.cumsum([n * n for n in drawn])]
     pick = np.concatenate([o + a * n + b for o, n in zip(offsets, drawn) if n > 1 for a, b in [np.triu_indices(n, 1)]]) \
         if lens else np.zeros(0, dtype=np.int64)
-    size = len(lens) * CATEGORIES
     large, i = 0, 1
     for i in range(1, k + 1):
         coins = rng.binomial(1, 0.5, int(offsets[-1]))[pick].astype(bool)
         taus = []
         for first, second in ((out1, out2), (out2, out1)):  # hybrid 1 takes metric 1 where the coin is 1
-            counts = np.bincount(row * CATEGORIES + np.where(coins, first, second), minlength=size)
-            taus.append(_mtme_average(_taus(counts.reshape(len(lens), CATEGORIES), variant), replace_nans_with_zeros))
+            counts = row_counts(row, np.where(coins, first, second), len(lens))
+            taus.append(_mtme_average(taus_from_counts(counts, variant), replace_nans_with_zeros))
         if taus[1] - taus[0] >= delta:
             large += 1
             if _stop(large, i, block_size, early_min, early_max):
@@ -150,8 +130,8 @@ def _fast_trials(rng, row, out1, out2, base1, base2, variant, delta, k, block_si
             coins = rng.integers(0, 2, size=(trials, len(differ)), dtype=np.int8)
             for c in range(CATEGORIES):
                 gain[:, present, c] = np.add.reduceat(coins * change[:, c], starts, axis=1, dtype=np.int64)
-        taus1 = _taus(base2[None] + gain, variant)
-        taus2 = _taus(base1[None] - gain, variant)
+        taus1 = taus_from_counts(base2[None] + gain, variant)
+        taus2 = taus_from_counts(base1[None] - gain, variant)
         diffs[start:start + trials] = average_rows(taus2, replace_nans_with_zeros) - \
             average_rows(taus1, replace_nans_with_zeros)
     hits = np.cumsum(diffs >= delta)
