@@ -17,7 +17,7 @@ import re
 from typing import Callable, List, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
-from evalpipe.evaluators.flat_lines import NUL, SEPARATOR, per_line, put_back, split_lines
+from evalpipe.evaluators.flat_lines import NUL, flat_tokens, per_line
 
 _MARKS = "".join(sorted(sb.chrf_punctuation()))
 _CLASS = re.escape(_MARKS)
@@ -41,12 +41,11 @@ def words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[
     split) line by line; the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR` (a token
     no rule touches: it has no mark), lines with a line break or a NUL of their own alone."""
     alone = [k for k, line in enumerate(lines) if "\n" in line or NUL in line]
-    skip = set(alone)
-    rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
-    block = _EDGE_MARK.sub(_spaced, SEPARATOR.join(rest))
-    tokens, counts = split_lines(block, len(rest))
-    put_back(tokens, counts, lines, alone, one_line)
-    return tokens, counts
+    return flat_tokens(lines, alone, _split_marks, one_line)
+
+
+def _split_marks(block: str) -> str:
+    return _EDGE_MARK.sub(_spaced, block)
 
 
 def words_block(lines: List[str], one_line: Callable[[str], List[str]]) -> List[List[str]]:

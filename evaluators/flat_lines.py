@@ -2,9 +2,9 @@
 
 Block tokenizers (:func:`~evalpipe.evaluators.tokenize_13a.tokens_13a_flat`,
 :func:`~evalpipe.evaluators.chrf_words.words_flat`) join the lines with ``SEPARATOR`` -- a NUL with a
-space on each side, a token of its own that their rules never touch -- run their rules once and split
-once; the NUL tokens then give each line's token count.  Lines a block rule cannot take (a NUL or a
-line break of their own, or a case the tokenizer leaves to its per-line form) are tokenized alone and
+space on each side, a token of its own that their rules never touch -- run their rules once, and cut
+the result back into lines at the NULs (:func:`flat_tokens`).  Lines a block rule cannot take (a NUL or
+a line break of their own, or a case the tokenizer leaves to its per-line form) are tokenized alone and
 put back in their places.
 """
 from __future__ import annotations
@@ -16,13 +16,20 @@ NUL = "\0"
 SEPARATOR = f" {NUL} "
 
 
-def split_lines(block: str, lines: int) -> Tuple[List[str], List[int]]:
-    """A tokenized block of ``lines`` lines joined by ``SEPARATOR``: (its whitespace-split tokens without
-    the NULs, per-line counts).  Split at the NULs first, so every loop runs in C."""
-    if not lines:
-        return [], []
-    pieces = list(map(str.split, block.split(NUL)))
-    return list(chain.from_iterable(pieces)), list(map(len, pieces))
+def flat_tokens(lines: Sequence[str], alone: Sequence[int], rules: Callable[[str], str],
+                one_line: Callable[[str], List[str]]) -> Tuple[List[str], List[int]]:
+    """(every line's tokens end to end, each line's token count): the lines not in ``alone`` (increasing
+    indices) joined by ``SEPARATOR``, ``rules`` applied to that block once and the result split at the NULs
+    and on whitespace -- every loop in C; the lines ``alone`` tokenized by ``one_line`` and put back."""
+    skip = set(alone)
+    rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
+    if rest:
+        pieces = list(map(str.split, rules(SEPARATOR.join(rest)).split(NUL)))
+        tokens, counts = list(chain.from_iterable(pieces)), list(map(len, pieces))
+    else:
+        tokens, counts = [], []
+    put_back(tokens, counts, lines, alone, one_line)
+    return tokens, counts
 
 
 def put_back(tokens: List[str], counts: List[int], lines: Sequence[str], alone: Sequence[int],

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import List, Tuple
 
-from evalpipe.evaluators.flat_lines import SEPARATOR, per_line, put_back, split_lines
+from evalpipe.evaluators.flat_lines import flat_tokens, per_line
 
 # The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space: the ranges
 # {-~, [-`, !-&, (-+, :-@ and /.
@@ -120,10 +120,10 @@ def tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
     """(the tokens of every line, end to end; each line's token count): :func:`tokens_13a_block` without
     a list per line, the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR`, which no 13a
     rule touches (:mod:`~evalpipe.evaluators.flat_lines`)."""
-    alone = _lines_alone(lines)
-    skip = set(alone)
-    rest = [line for k, line in enumerate(lines) if k not in skip] if alone else lines
-    block = SEPARATOR.join(f" {line} " for line in rest).replace("<skipped>", "")
-    tokens, counts = split_lines(_lone_marks_and_dashes(_entities_and_symbols(block)), len(rest))
-    put_back(tokens, counts, lines, alone, tokens_13a)
-    return tokens, counts
+    return flat_tokens(lines, _lines_alone(lines), _block_rules, tokens_13a)
+
+
+def _block_rules(block: str) -> str:
+    """The 13a rules on a block of lines joined by the separator (its spaces pad each line as
+    :func:`tokens_13a` pads it; only the block's ends need their own)."""
+    return _lone_marks_and_dashes(_entities_and_symbols(f" {block} ".replace("<skipped>", "")))
