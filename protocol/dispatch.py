@@ -48,8 +48,6 @@ class Dispatcher:
         # Replies to SCORE lines seen before, by the request line as it came (an n-best list repeats
         # hypotheses): a SCORE reply depends on nothing but its line.  Oldest first out.
         self._replies: Dict[Union[str, bytes], List[str]] = {}
-        #: the cached reply to a request line, or None (what :meth:`handle` answers first)
-        self.known_reply = self._replies.get
 
     def handle(self, line: Union[str, bytes]) -> List[str]:
         """The reply lines (without line ends) for one request line; an error is one ``ERROR`` line."""

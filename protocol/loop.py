@@ -73,7 +73,7 @@ def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO, dialect: str 
     if on_error not in ("reply", "exit"):
         raise InputError(f"expected on_error reply or exit, got {on_error!r}")
     dispatcher = Dispatcher(metric, dialect, strict_stats, scale, forms)
-    handle, known = dispatcher.handle, dispatcher.known_reply
+    handle = dispatcher.handle
     served = 0
     for arrived in _arrivals(instream, max_line_bytes):
         replies: List[str] = []
@@ -81,7 +81,7 @@ def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO, dialect: str 
             if type(raw) is int:
                 reply = [format_error(f"expected a request line of at most {max_line_bytes} bytes, got {raw} bytes")]
             else:
-                reply = known(raw) or handle(raw)
+                reply = handle(raw)
             if on_error == "exit" and reply[0].startswith(ERROR_PREFIX):
                 _send(outstream, replies)
                 raise RequestFailed(f"request {number} could not be served: {reply[0][len(ERROR_PREFIX):]}")
