@@ -80,10 +80,10 @@ class TER(Metric):
 
     def _reference_ids(self, refs: Tuple[str, ...]) -> tuple:
         """(reference words, their vocabulary, each reference as an id array)."""
-        words = [sb.ter_words(self._sacre, r) for r in refs]
-        vocab: dict = {}
         from evalpipe.evaluators.ngram_index import word_units
 
+        words = [sb.ter_words(self._sacre, r) for r in refs]
+        vocab: dict = {}
         return words, vocab, [word_units([ws], vocab) for ws in words]
 
     def score_from_stats(self, stats: List[Any]) -> float:
