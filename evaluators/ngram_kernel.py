@@ -1,10 +1,11 @@
-"""Clipped n-gram matches segment by segment, compiled with numba (the ``fast`` extra).
+"""Clipped n-gram matches segment by segment, compiled with numba (the ``fast`` extra): the kernels of
+:class:`~evalpipe.evaluators.ngram_compiled.CompiledIndex` when the C kernel is not built.
 
 The same integers as :class:`~evalpipe.evaluators.ngram_index.RefIndex` (and so as
 :func:`~evalpipe.evaluators.ngram_batch.order_matches`), computed one segment at a time instead of
 over the whole block, so every sort and search is over a few hundred keys that stay in cache:
 
-* **reference side, once per block** (:class:`CompiledIndex`): each segment's alphabet (the sorted
+* **reference side, once per block** (:class:`~evalpipe.evaluators.ngram_compiled.CompiledIndex`): each segment's alphabet (the sorted
   distinct units of all its references); each unit becomes its rank in it, from 1; each position
   of each reference becomes one key packing its next K ranks (0 past the sentence end), ``bits``
   bits each, and each reference's keys of a segment are sorted.  Sorting by the K-gram also sorts
@@ -19,12 +20,11 @@ over the whole block, so every sort and search is over a few hundred keys that s
   in every reference; there an order with no match ends the segment.
 
 No segment number is packed, so K * bits <= 63 holds for up to 1,022 distinct units per segment at
-K = 6 (for more, :func:`CompiledIndex.build` returns None and the numpy path runs).
-``tests/test_batch_stats.py`` checks it against ``order_matches``.
+K = 6 (for more, ``CompiledIndex.build`` returns None and the numpy path runs).
+:mod:`~evalpipe.evaluators.ngram_native` runs the same algorithm in C; ``tests/test_batch_stats.py``
+checks both against ``order_matches``.
 """
 from __future__ import annotations
-
-from typing import Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from evalpipe.evaluators.compiled import COMPILED, njit  # noqa: F401 (COMPILED:
 
 
 @njit(cache=True)
-def _alphabets(ref_units, ref_offsets):
+def alphabets(ref_units, ref_offsets):
     """Per segment the sorted distinct units of its references: (alphabet, offsets, widest)."""
     refs, segments = ref_offsets.shape[0], ref_offsets.shape[1] - 1
     alphabet = np.empty(len(ref_units), dtype=np.int64)
@@ -97,7 +97,7 @@ def _sorted_keys(units, lo, hi, alphabet, a_lo, a_hi, order, bits, out, table):
 
 
 @njit(cache=True)
-def _reference_keys(ref_units, ref_offsets, alphabet, a_offsets, order, bits):
+def reference_keys(ref_units, ref_offsets, alphabet, a_offsets, order, bits):
     keys = np.empty(len(ref_units), dtype=np.int64)
     table = np.zeros(alphabet.max() + 1 if len(alphabet) else 1, dtype=np.int64)
     for k in range(ref_offsets.shape[0]):
@@ -155,7 +155,7 @@ def _walk(hyp_keys, lo, hi, ref_keys, r_lo, r_hi, order, bits, out_row):
 
 
 @njit(cache=True)
-def _matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, ref_offsets, order, bits, clip_to_max):
+def matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, ref_offsets, order, bits, clip_to_max):
     """``out[s, n - 1, k]``: clipped order-n matches of segment s against reference k (k = 0 only, against
     the largest reference count, with ``clip_to_max``).  An order without a match ends the segment:
     no longer n-gram can match."""
@@ -210,36 +210,3 @@ def _matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, ref_offsets,
                 break
     return out
 
-
-def _offsets(lengths: np.ndarray) -> np.ndarray:
-    return np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-
-
-class CompiledIndex:
-    """A block's references prepared for :func:`_matches` (the interface of ``RefIndex``)."""
-
-    def __init__(self, alphabet, a_offsets, keys, ref_offsets, bits: int, max_order: int, ref_lengths) -> None:
-        self.alphabet, self.a_offsets, self.keys, self.ref_offsets = alphabet, a_offsets, keys, ref_offsets
-        self.bits, self.max_order, self.ref_lengths = bits, max_order, ref_lengths
-
-    @classmethod
-    def build(cls, refs: Sequence[np.ndarray], ref_lengths: np.ndarray, max_order: int) -> Optional["CompiledIndex"]:
-        """Index reference streams (``refs[k]``: units of reference k of every segment, end to end;
-        ``ref_lengths``: segments x refs), or None when a segment has too many distinct units."""
-        units = np.concatenate(list(refs)).astype(np.int64) if refs else np.zeros(0, np.int64)
-        starts = np.cumsum([0] + [len(r) for r in refs[:-1]]) if refs else []
-        ref_offsets = np.stack([start + _offsets(ref_lengths[:, k]) for k, start in enumerate(starts)]) \
-            if refs else np.zeros((0, len(ref_lengths) + 1), np.int64)
-        alphabet, a_offsets, widest = _alphabets(units, ref_offsets)
-        bits = max(1, int(widest + 1).bit_length())  # ranks 1..widest and unknown = all ones
-        if bits * max_order > 63:
-            return None
-        keys = _reference_keys(units, ref_offsets, alphabet, a_offsets, max_order, bits)
-        return cls(alphabet, a_offsets, keys, ref_offsets, bits, max_order, ref_lengths)
-
-    def matches(self, units: np.ndarray, lengths: np.ndarray, clip_to_max: bool = False) -> Iterator[np.ndarray]:
-        """Per order n = 1..max_order: ``segments x refs`` matches (a vector with ``clip_to_max``)."""
-        out = _matches(np.asarray(units, dtype=np.int64), _offsets(lengths), self.alphabet, self.a_offsets, self.keys,
-                       self.ref_offsets, self.max_order, self.bits, clip_to_max)
-        for n in range(self.max_order):
-            yield out[:, n, 0] if clip_to_max else out[:, n, :]

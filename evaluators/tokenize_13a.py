@@ -14,8 +14,12 @@ match expands its template in Python code, and the first rule matches almost eve
   with a constant replacement does the same;
 * rule 4 pads a ``-`` after a digit (a lookbehind: the consumed digit is never needed again).
 
-``tests/test_tokenize_13a.py`` checks equality with sacrebleu on every line of the shared WMT data
-and on adversarial strings.  Source: sacrebleu ``tokenizers/tokenizer_13a.py`` and
+:func:`tokens_13a` and :func:`tokens_13a_flat` run the C tokenizer ``_tokenize_13a``
+(``evaluators/tokenize_13a.c``, built at install when a compiler is there: the steps of sacrebleu
+one for one, in one pass each over a UCS-4 copy of the line) and otherwise the Python functions
+here (``python_tokens_13a``, ``python_tokens_13a_flat``), which stay the reference.
+``tests/test_tokenize_13a.py`` checks both against sacrebleu on every line of the shared WMT data,
+on adversarial strings and on random symbol soup.  Source: sacrebleu ``tokenizers/tokenizer_13a.py`` and
 ``tokenizer_re.py`` (Post, 2018).
 """
 from __future__ import annotations
@@ -73,7 +77,7 @@ def _lone_marks_and_dashes(text: str) -> str:
     return _DASH_AFTER_DIGIT.sub(" - ", text) if "-" in text else text
 
 
-def tokens_13a(line: str) -> List[str]:
+def python_tokens_13a(line: str) -> List[str]:
     """The tokens of ``line`` under 13a: ``tokenize_13a(line).split()`` without the join and re-split."""
     line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
     line = f" {_entities_and_symbols(line)} "
@@ -111,19 +115,27 @@ def tokens_13a_block(lines: List[str]) -> List[List[str]]:
     their neighbour and rule 4 a ``-`` after a digit, and the break always has a space on both sides;
     symbol padding and entity replacement act on single characters and fixed strings without
     ``"\n"``.  Lines where two of ``.,`` stand side by side, or that hold a line break of their
-    own, go through :func:`tokens_13a` one by one (they need sacrebleu's consuming patterns, or its
+    own, go through :func:`python_tokens_13a` one by one (they need sacrebleu's consuming patterns, or its
     first replacements in its order)."""
     return per_line(*tokens_13a_flat(lines))
 
 
-def tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
+def python_tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
     """(the tokens of every line, end to end; each line's token count): :func:`tokens_13a_block` without
     a list per line, the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR`, which no 13a
     rule touches (:mod:`~evalpipe.evaluators.flat_lines`)."""
-    return flat_tokens(lines, _lines_alone(lines), _block_rules, tokens_13a)
+    return flat_tokens(lines, _lines_alone(lines), _block_rules, python_tokens_13a)
 
 
 def _block_rules(block: str) -> str:
     """The 13a rules on a block of lines joined by the separator (its spaces pad each line as
     :func:`tokens_13a` pads it; only the block's ends need their own)."""
     return _lone_marks_and_dashes(_entities_and_symbols(f" {block} ".replace("<skipped>", "")))
+
+
+try:
+    from evalpipe.evaluators._tokenize_13a import tokens as tokens_13a, tokens_flat as tokens_13a_flat
+    NATIVE = True
+except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
+    NATIVE = False
+    tokens_13a, tokens_13a_flat = python_tokens_13a, python_tokens_13a_flat

@@ -3,6 +3,8 @@ rows of the per-segment ``stats`` path, and sacrebleu's corpus scores, on real d
 the branches that rank n-gram prefixes when packed keys would not fit in 64 bits."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import sacrebleu
@@ -86,16 +88,19 @@ def test_bad_segments_are_named_not_dropped():
         metric.corpus_stats(["a", "b"], [["a"]])
 
 
-@pytest.mark.parametrize("kind", ["numpy", "compiled"])
+@pytest.mark.parametrize("kind", ["numpy", "numba", "c"])
 def test_reference_index_equals_sorting_hypothesis_and_references_together(kind):
-    """ngram_index.RefIndex and ngram_kernel.CompiledIndex (references indexed once) give order_matches'
-    integers, with hypothesis units its segment's references lack, empty sentences, repeats and several
-    references."""
-    from evalpipe.evaluators import ngram_index, ngram_kernel
+    """ngram_index.RefIndex and ngram_compiled.CompiledIndex on the numba and on the C kernel (references
+    indexed once) give order_matches' integers, with hypothesis units its segment's references lack, empty
+    sentences, repeats and several references."""
+    from evalpipe.evaluators import ngram_compiled, ngram_index, ngram_kernel, ngram_native
 
-    if kind == "compiled" and not ngram_kernel.COMPILED:
+    if kind == "numba" and not ngram_kernel.COMPILED:
         pytest.skip("numba (the fast extra) is not installed")
-    built = ngram_index.RefIndex if kind == "numpy" else ngram_kernel.CompiledIndex
+    if kind == "c" and not ngram_native.AVAILABLE:
+        pytest.skip("the C kernel was not built (no compiler at install)")
+    kernels = {"numba": ngram_kernel, "c": ngram_native}.get(kind)
+    build = ngram_index.RefIndex.build if kind == "numpy" else partial(ngram_compiled.CompiledIndex.build, kernels)
 
     rng = np.random.default_rng(7)
     for trial in range(30):
@@ -107,7 +112,7 @@ def test_reference_index_equals_sorting_hypothesis_and_references_together(kind)
         laid = ngram_batch.layout_ids(words)
         vocab: dict = {}
         lengths = np.column_stack([ngram_index.lengths_of(s) for s in words[1:]])
-        index = built.build([ngram_index.word_units(s, vocab) for s in words[1:]], lengths, order)
+        index = build([ngram_index.word_units(s, vocab) for s in words[1:]], lengths, order)
         hyp = ngram_index.ids([t for sentence in words[0] for t in sentence], vocab)
         for clip in (False, True):
             want = list(ngram_batch.order_matches(laid, order, clip_to_max=clip))

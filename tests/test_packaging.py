@@ -45,6 +45,22 @@ def test_pyproject_holds_only_build_system():
     assert tables == ["[build-system]"]
 
 
+def test_setup_py_declares_only_the_optional_c_extensions():
+    """Everything about the package is in setup.cfg; setup.py adds the C kernels, each optional (an install
+    without a compiler goes on, on the Python paths)."""
+    import ast
+
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setup"]
+    assert len(calls) == 1 and [k.arg for k in calls[0].keywords] == ["ext_modules"]
+    extensions = [n for n in ast.walk(calls[0]) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "Extension"]
+    assert {e.args[0].value for e in extensions} == {"evalpipe.evaluators._ngram_native",
+                                                     "evalpipe.evaluators._tokenize_13a"}
+    for extension in extensions:
+        assert {(k.arg, getattr(k.value, "value", None)) for k in extension.keywords} == {("optional", True)}
+        assert all((ROOT / source.value).is_file() for source in extension.args[1].elts)
+
+
 def test_builtin_metrics_are_entry_points():
     eps = {ep.name: ep.value for ep in entry_points(group="evalpipe.metrics")}
     for name in ("bleu", "chrf", "ter", "token_f1", "accuracy"):
@@ -64,3 +80,8 @@ def test_wheel_contains_every_module(tmp_path):
     assert expected <= names, sorted(expected - names)
     assert "evalpipe/demo/newstest.ref.de" in names
     assert any(n.endswith("entry_points.txt") for n in names)
+    from test_native import compiler
+
+    if compiler():  # the C kernels are in the wheel, built for this machine
+        for module in ("_ngram_native", "_tokenize_13a"):
+            assert any(n.startswith(f"evalpipe/evaluators/{module}.") and n.endswith((".so", ".pyd")) for n in names)

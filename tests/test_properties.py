@@ -7,14 +7,20 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
+
+import pytest
 
 import sacrebleu
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalpipe import load_metric
+from evalpipe.corpus import line_blocks, read_stream
+from evalpipe.errors import InputError
 from evalpipe.engines.base import merge
 from evalpipe.inputs import SimulPairs, TextPairs
+from evalpipe.protocol.codec import decode_line
 from evalpipe.protocol.dispatch import Dispatcher
 from evalpipe.protocol.loop import serve
 from evalpipe.sufficient_stats import SimulHypothesis
@@ -120,3 +126,25 @@ def test_block_with_fewer_units_than_the_ngram_order():
         stats = sum_stats(bleu.corpus_stats(hyps, [refs]), bleu.num_stats)
         assert bleu.score(stats) == sacrebleu.BLEU().corpus_score(hyps, [refs]).score
         assert stats == sum_stats([bleu.stats(h, [r]) for h, r in zip(hyps, refs)], bleu.num_stats)
+
+
+@given(st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+       st.sampled_from([b"\n", b"\r\n", b"\r\r\n", b""]), st.sampled_from([b"", b"\xc3\xa9", b"\xc3", b"\r", b"\xff"]),
+       st.integers(1, 3))
+def test_lines_decoded_in_blocks_are_the_lines_decoded_one_by_one(pieces, end, extra, size):
+    """corpus.line_blocks / read_stream decode a block at once: the same lines as decode_line on each, and on
+    bad UTF-8 the same error naming the first bad line."""
+    data = b"".join(p + end for p in pieces) + extra
+    raw = io.BytesIO(data).readlines()
+    try:
+        want = [decode_line(line, "f", number) for number, line in enumerate(raw, 1)]
+    except InputError as exc:
+        with pytest.raises(InputError) as got:
+            read_stream(io.BytesIO(data), "f", allow_empty=True)
+        assert str(got.value) == str(exc)
+        return
+    assert read_stream(io.BytesIO(data), "f", allow_empty=True) == want
+    with tempfile.NamedTemporaryFile() as handle:
+        handle.write(data)
+        handle.flush()
+        assert [line for block in line_blocks(handle.name, size) for line in block] == want

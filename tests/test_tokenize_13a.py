@@ -1,4 +1,5 @@
-"""The fast 13a tokenizer gives sacrebleu's output on every line of the shared data and on hard strings."""
+"""The fast 13a tokenizers -- the Python one (the reference) and the C one -- give sacrebleu's output on
+every line of the shared data, on hard strings and on random symbol soup."""
 from __future__ import annotations
 
 import pytest
@@ -8,26 +9,39 @@ import random
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from conftest import data_roots, lines
-from evalpipe.evaluators.tokenize_13a import tokenize_13a, tokens_13a_block
+from evalpipe.evaluators import tokenize_13a as tok
+from evalpipe.evaluators.flat_lines import per_line
 
 HARD = ["a...b", "x.,.,y", "1.2,3 a. b, -5 3-4", "&amp;&lt;&gt;&quot;", "<skipped> a-\nb", "", " ", "a..5",
         "!.,5 ,.a", "3-.4", "(.)", "x \t. y", "1,000.50", "e.g.,", "U.S.-based", "--", "9-", ".5", "5.", ",,", "..."]
 
 
-def test_hard_strings():
+def implementations():
+    """(name, tokens of one line, tokens of a block as one list per line) of each 13a tokenizer."""
+    found = [("python", tok.python_tokens_13a, tok.python_tokens_13a_flat)]
+    if tok.NATIVE:
+        found.append(("c", tok.tokens_13a, tok.tokens_13a_flat))
+    return [pytest.param(line, lambda block, flat=flat: per_line(*flat(block)), id=name) for name, line, flat in found]
+
+
+@pytest.mark.parametrize("tokens_13a,tokens_13a_block", implementations())
+def test_hard_strings(tokens_13a, tokens_13a_block):
     sacre = Tokenizer13a()
     for line in HARD:
-        assert tokenize_13a(line) == sacre(line), line
+        assert tokens_13a(line) == sacre(line).split(), line
+    assert tokens_13a_block(HARD) == [sacre(line).split() for line in HARD]
 
 
-def test_random_symbol_soup():
+@pytest.mark.parametrize("tokens_13a,tokens_13a_block", implementations())
+def test_random_symbol_soup(tokens_13a, tokens_13a_block):
     sacre = Tokenizer13a()
     rng = random.Random(7)
-    alphabet = "ab19.,-!&; ()\t\"'/:"
+    alphabet = "ab19.,-!&; ()\t\"'/:<>\n\u00a0\u2003\x85é猫"
+    alphabet = list(alphabet) + ["&quot;", "&amp;", "&lt;", "&gt;", "<skipped>", "-\n"]
     soup = []
     for _ in range(20000):
         line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
-        assert tokenize_13a(line) == sacre(line), repr(line)
+        assert tokens_13a(line) == sacre(line).split(), repr(line)
         soup.append(line)
     for size in (1, 2, 3, 50):  # the block tokenizer: lines side by side never act on each other
         for start in range(0, len(soup), size * 7):
@@ -35,7 +49,8 @@ def test_random_symbol_soup():
             assert tokens_13a_block(block) == [sacre(line).split() for line in block], block
 
 
-def test_block_of_hard_strings():
+@pytest.mark.parametrize("tokens_13a,tokens_13a_block", implementations())
+def test_block_of_hard_strings(tokens_13a, tokens_13a_block):
     sacre = Tokenizer13a()
     alphabet = HARD + ["a-", "-\nb", "5", "-4", ".", ",", "&amp", ";x", "a.\n.b", "<skipped", ">", "\0", "x\0.", "\x01", ".\x01,"]
     rng = random.Random(5)
@@ -44,12 +59,13 @@ def test_block_of_hard_strings():
         assert tokens_13a_block(block) == [sacre(line).split() for line in block], block
 
 
+@pytest.mark.parametrize("tokens_13a,tokens_13a_block", implementations())
 @pytest.mark.parametrize("root", data_roots())
-def test_every_line_of_the_real_data(root):
+def test_every_line_of_the_real_data(root, tokens_13a, tokens_13a_block):
     sacre = Tokenizer13a()
     news = root / "wmt21.news"
     for path in sorted(news.glob("*/*.txt")) + sorted(news.glob("system-outputs/*/*.txt")):
         text = lines(path)
         want = [sacre(line) for line in text]
-        assert [tokenize_13a(line) for line in text] == want, path
+        assert [tokens_13a(line) for line in text] == [w.split() for w in want], path
         assert tokens_13a_block(text) == [w.split() for w in want], path

@@ -1,0 +1,73 @@
+"""The C kernel ``_ngram_native`` (``evaluators/ngram_native.c``, built at install when a compiler is
+there) with the signatures of :mod:`~evalpipe.evaluators.ngram_kernel`'s numba kernels.
+
+Same algorithm and integers as the numba kernels (described in that module): per-segment alphabets,
+keys packing each position's next K ranks, one merge per reference.  It loads in a millisecond where
+numba needs ~0.8 s for its import and first cached call, which is most of a ``score-corpus`` run.
+``AVAILABLE`` says whether the extension was built; the line protocol's BLEU uses :func:`line_keys`
+and :func:`line_matches` (one sentence, tokens looked up in a reference vocabulary dict).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+try:
+    from evalpipe.evaluators import _ngram_native as _c
+    AVAILABLE = True
+except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
+    _c = None
+    AVAILABLE = False
+
+
+def alphabets(ref_units: np.ndarray, ref_offsets: np.ndarray) -> Tuple[np.ndarray, np.ndarray, int]:
+    """Per segment the sorted distinct units of its references: (alphabet, offsets, widest)."""
+    refs, width = ref_offsets.shape
+    alphabet = np.empty(len(ref_units), dtype=np.int64)
+    offsets = np.empty(width, dtype=np.int64)
+    size, widest = _c.alphabets(ref_units, np.ascontiguousarray(ref_offsets), refs, alphabet, offsets)
+    return alphabet[:size].copy(), offsets, widest
+
+
+def reference_keys(ref_units: np.ndarray, ref_offsets: np.ndarray, alphabet: np.ndarray, a_offsets: np.ndarray,
+                   order: int, bits: int) -> np.ndarray:
+    """Each reference sentence's sorted packed keys, laid out like ``ref_units``."""
+    keys = np.empty(len(ref_units), dtype=np.int64)
+    _c.reference_keys(ref_units, np.ascontiguousarray(ref_offsets), ref_offsets.shape[0], alphabet, a_offsets,
+                      order, bits, keys)
+    return keys
+
+
+def matches(hyp_units: np.ndarray, hyp_offsets: np.ndarray, alphabet: np.ndarray, a_offsets: np.ndarray,
+            ref_keys: np.ndarray, ref_offsets: np.ndarray, order: int, bits: int, clip_to_max: bool) -> np.ndarray:
+    """``out[s, n - 1, k]``: clipped order-n matches of segment s against reference k (k = 0 only,
+    against the largest reference count, with ``clip_to_max``)."""
+    refs = ref_offsets.shape[0]
+    out = np.empty((len(hyp_offsets) - 1, order, 1 if clip_to_max else refs), dtype=np.int64)
+    _c.matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, np.ascontiguousarray(ref_offsets), refs,
+               order, bits, clip_to_max, out)
+    return out
+
+
+def line_reference(refs: List[List[str]], order: int) -> Any:
+    """One segment's tokenized references prepared for :func:`line_matches`: (vocabulary, sorted keys of
+    every reference end to end, their bounds, bits), or None when the keys would not fit in 63 bits."""
+    vocab: Dict[str, int] = {}
+    for tokens in refs:
+        for token in tokens:
+            if token not in vocab:
+                vocab[token] = len(vocab) + 1
+    bits = (len(vocab) + 1).bit_length()  # ranks 1..len(vocab); all ones marks a unit no reference has
+    if bits * order > 63:
+        return None
+    keys = [_c.line_keys(tokens, vocab, order, bits) for tokens in refs]
+    bounds = np.cumsum([0] + [len(tokens) for tokens in refs], dtype=np.int64).tobytes()
+    return vocab, b"".join(keys), bounds, bits
+
+
+def line_matches(tokens: List[str], reference: Any, order: int) -> List[int]:
+    """Per order 1..``order``, BLEU's clipped matches of one token list against a :func:`line_reference`
+    (clipped to the largest count of any reference)."""
+    vocab, keys, bounds, bits = reference
+    return _c.line_matches(tokens, vocab, keys, bounds, order, bits)

@@ -1,0 +1,337 @@
+/* evalpipe.evaluators._tokenize_13a: sacrebleu's 13a tokenizer (mteval-v13a.pl) in C, built at install
+ * when a C compiler is there (setup.py, optional=True); evaluators/tokenize_13a.py is the pure Python
+ * path and the reference it is tested against (tests/test_tokenize_13a.py, with sacrebleu itself).
+ *
+ * sacrebleu (tokenizers/tokenizer_13a.py and tokenizer_re.py, Post 2018) does, in this order:
+ *   1. line.replace('<skipped>', ''), .replace('-\n', ''), .replace('\n', ' ');
+ *   2. if '&' in line: .replace('&quot;', '"'), ('&amp;', '&'), ('&lt;', '<'), ('&gt;', '>');
+ *   3. on f' {line} ' four re.sub passes, each left to right over non-overlapping matches:
+ *        ([\{-\~\[-\` -\&\(-\+\:-\@\/])  -> ' \1 '     (one ASCII symbol or space)
+ *        ([^0-9])([\.,])                  -> '\1 \2 '
+ *        ([\.,])([^0-9])                  -> ' \1 \2'
+ *        ([0-9])(-)                       -> '\1 \2 '
+ *   4. ' '.join(line.split()); BLEU then splits that on whitespace again.
+ * Every step here is that step, on a UCS-4 copy of the line: str.replace is one left-to-right pass
+ * that does not rescan what it wrote; a re.sub with a fixed-width pattern (one or two characters,
+ * no empty match) tries each position in turn and resumes after a match, which is what the two-
+ * character scans below do.  [0-9] is the ASCII digits (a str pattern's class, not \d); the split
+ * is str.split()'s whitespace (Py_UNICODE_ISSPACE).
+ *
+ *   tokens(line) -> list of str                  the 13a tokens of one line
+ *   tokens_flat(lines) -> (tokens, counts)        every line's tokens end to end, and their counts
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+typedef struct {
+    Py_UCS4 *data;
+    Py_ssize_t length, capacity;
+} Text;
+
+static int
+reserve(Text *t, Py_ssize_t need)
+{
+    if (need <= t->capacity) {
+        return 0;
+    }
+    Py_ssize_t capacity = need < 256 ? 256 : need * 2;
+    Py_UCS4 *data = PyMem_Realloc(t->data, (size_t)capacity * sizeof(Py_UCS4));
+    if (!data) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->data = data;
+    t->capacity = capacity;
+    return 0;
+}
+
+static void
+swap(Text *a, Text *b)
+{
+    Text t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static int
+contains(const Text *t, Py_UCS4 c)
+{
+    for (Py_ssize_t i = 0; i < t->length; i++) {
+        if (t->data[i] == c) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* *in = in.replace(pattern, replacement) (ASCII C strings), through scratch *out */
+static int
+replace(Text *in, Text *out, const char *pattern, const char *replacement)
+{
+    Py_ssize_t m = (Py_ssize_t)strlen(pattern), r = (Py_ssize_t)strlen(replacement);
+    if (reserve(out, in->length * (r > m ? r : m) / m + 1) < 0) {
+        return -1;
+    }
+    Py_ssize_t o = 0, i = 0, n = in->length;
+    const Py_UCS4 *s = in->data;
+    while (i < n) {
+        if (s[i] == (Py_UCS4)(unsigned char)pattern[0] && i + m <= n) {
+            Py_ssize_t k = 1;
+            while (k < m && s[i + k] == (Py_UCS4)(unsigned char)pattern[k]) {
+                k++;
+            }
+            if (k == m) {
+                for (Py_ssize_t j = 0; j < r; j++) {
+                    out->data[o++] = (unsigned char)replacement[j];
+                }
+                i += m;
+                continue;
+            }
+        }
+        out->data[o++] = s[i++];
+    }
+    out->length = o;
+    swap(in, out);
+    return 0;
+}
+
+static int
+is_symbol(Py_UCS4 c) /* [\{-\~\[-\` -\&\(-\+\:-\@\/] */
+{
+    return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') || (c >= '(' && c <= '+') ||
+           (c >= ':' && c <= '@') || c == '/';
+}
+
+static int
+is_digit(Py_UCS4 c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int
+is_mark(Py_UCS4 c)
+{
+    return c == '.' || c == ',';
+}
+
+/* the four re.sub passes of step 3 on ' ' + in + ' ', through scratch *out; the result is in *in */
+static int
+rules(Text *in, Text *out)
+{
+    /* pass 1 (and the padding): at most 3 characters per character, plus the two pads */
+    if (reserve(out, 3 * in->length + 8) < 0) {
+        return -1;
+    }
+    Py_ssize_t o = 0, n = in->length;
+    const Py_UCS4 *s = in->data;
+    int marks = 0, dashes = 0;
+    out->data[o++] = ' ';
+    out->data[o++] = ' ';
+    out->data[o++] = ' '; /* the leading pad is a space: pass 1 pads it too */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = s[i];
+        if (is_symbol(c)) {
+            out->data[o++] = ' ';
+            out->data[o++] = c;
+            out->data[o++] = ' ';
+        }
+        else {
+            out->data[o++] = c;
+            marks |= is_mark(c);
+            dashes |= c == '-';
+        }
+    }
+    out->data[o++] = ' ';
+    out->data[o++] = ' ';
+    out->data[o++] = ' ';
+    out->length = o;
+    swap(in, out);
+    if (marks) {
+        /* pass 2: ([^0-9])([\.,]) -> '\1 \2 ' */
+        if (reserve(out, 2 * in->length) < 0) {
+            return -1;
+        }
+        s = in->data;
+        n = in->length;
+        o = 0;
+        for (Py_ssize_t i = 0; i < n;) {
+            if (i + 1 < n && !is_digit(s[i]) && is_mark(s[i + 1])) {
+                out->data[o++] = s[i];
+                out->data[o++] = ' ';
+                out->data[o++] = s[i + 1];
+                out->data[o++] = ' ';
+                i += 2;
+            }
+            else {
+                out->data[o++] = s[i++];
+            }
+        }
+        out->length = o;
+        swap(in, out);
+        /* pass 3: ([\.,])([^0-9]) -> ' \1 \2' */
+        if (reserve(out, 2 * in->length) < 0) {
+            return -1;
+        }
+        s = in->data;
+        n = in->length;
+        o = 0;
+        for (Py_ssize_t i = 0; i < n;) {
+            if (i + 1 < n && is_mark(s[i]) && !is_digit(s[i + 1])) {
+                out->data[o++] = ' ';
+                out->data[o++] = s[i];
+                out->data[o++] = ' ';
+                out->data[o++] = s[i + 1];
+                i += 2;
+            }
+            else {
+                out->data[o++] = s[i++];
+            }
+        }
+        out->length = o;
+        swap(in, out);
+    }
+    if (dashes) {
+        /* pass 4: ([0-9])(-) -> '\1 \2 ' */
+        if (reserve(out, 2 * in->length) < 0) {
+            return -1;
+        }
+        s = in->data;
+        n = in->length;
+        o = 0;
+        for (Py_ssize_t i = 0; i < n;) {
+            if (i + 1 < n && is_digit(s[i]) && s[i + 1] == '-') {
+                out->data[o++] = s[i];
+                out->data[o++] = ' ';
+                out->data[o++] = '-';
+                out->data[o++] = ' ';
+                i += 2;
+            }
+            else {
+                out->data[o++] = s[i++];
+            }
+        }
+        out->length = o;
+        swap(in, out);
+    }
+    return 0;
+}
+
+/* append the 13a tokens of line to list; the number appended, or -1 */
+static Py_ssize_t
+line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
+{
+    if (!PyUnicode_Check(line)) {
+        PyErr_Format(PyExc_TypeError, "13a tokenizer: expected str, got %.100s", Py_TYPE(line)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    if (reserve(a, n + 1) < 0) {
+        return -1;
+    }
+    int kind = PyUnicode_KIND(line);
+    const void *data = PyUnicode_DATA(line);
+    int special = 0; /* '<', '\n' or '&': the replacements of steps 1 and 2 can act */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        a->data[i] = c;
+        special |= c == '<' || c == '\n' || c == '&';
+    }
+    a->length = n;
+    if (special) {
+        if (replace(a, b, "<skipped>", "") < 0 || replace(a, b, "-\n", "") < 0 || replace(a, b, "\n", " ") < 0) {
+            return -1;
+        }
+        if (contains(a, '&') && (replace(a, b, "&quot;", "\"") < 0 || replace(a, b, "&amp;", "&") < 0 ||
+                                 replace(a, b, "&lt;", "<") < 0 || replace(a, b, "&gt;", ">") < 0)) {
+            return -1;
+        }
+    }
+    if (rules(a, b) < 0) {
+        return -1;
+    }
+    Py_ssize_t count = 0, i = 0;
+    const Py_UCS4 *s = a->data;
+    n = a->length;
+    while (i < n) {
+        while (i < n && Py_UNICODE_ISSPACE(s[i])) {
+            i++;
+        }
+        if (i == n) {
+            break;
+        }
+        Py_ssize_t start = i;
+        while (i < n && !Py_UNICODE_ISSPACE(s[i])) {
+            i++;
+        }
+        PyObject *token = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, s + start, i - start);
+        if (!token || PyList_Append(list, token) < 0) {
+            Py_XDECREF(token);
+            return -1;
+        }
+        Py_DECREF(token);
+        count++;
+    }
+    return count;
+}
+
+static PyObject *
+tokens(PyObject *self, PyObject *line)
+{
+    Text a = {0}, b = {0};
+    PyObject *list = PyList_New(0);
+    if (list && line_tokens(line, list, &a, &b) < 0) {
+        Py_CLEAR(list);
+    }
+    PyMem_Free(a.data);
+    PyMem_Free(b.data);
+    return list;
+}
+
+static PyObject *
+tokens_flat(PyObject *self, PyObject *lines)
+{
+    PyObject *sequence = PySequence_Fast(lines, "13a tokenizer: expected a sequence of str");
+    if (!sequence) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+    PyObject *all = PyList_New(0), *counts = PyList_New(n), *result = NULL;
+    Text a = {0}, b = {0};
+    if (!all || !counts) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t count = line_tokens(PySequence_Fast_GET_ITEM(sequence, i), all, &a, &b);
+        PyObject *value = count < 0 ? NULL : PyLong_FromSsize_t(count);
+        if (!value) {
+            goto done;
+        }
+        PyList_SET_ITEM(counts, i, value);
+    }
+    result = PyTuple_Pack(2, all, counts);
+done:
+    PyMem_Free(a.data);
+    PyMem_Free(b.data);
+    Py_XDECREF(all);
+    Py_XDECREF(counts);
+    Py_DECREF(sequence);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"tokens", tokens, METH_O, "The 13a tokens of one line (sacrebleu's Tokenizer13a(line).split())."},
+    {"tokens_flat", tokens_flat, METH_O, "(every line's 13a tokens end to end, each line's token count)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_tokenize_13a", "sacrebleu's 13a tokenizer in C (see evalpipe.evaluators.tokenize_13a).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__tokenize_13a(void)
+{
+    return PyModule_Create(&module);
+}
