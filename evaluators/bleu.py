@@ -15,14 +15,15 @@ computed by ``sacrebleu.BLEU.compute_bleu`` itself (on copies, since add-k smoot
 arguments), so summed stats give sacrebleu's ``corpus_score`` to the last bit.
 
 ``block_stats`` computes the same rows for blocks of segments at once with
-:mod:`evalpipe.evaluators.ngram_batch` (numpy); ``segment_stats`` serves one segment (the line
-protocol), with the reference side in an LRU cache.
+:mod:`evalpipe.evaluators.ngram_batch` (numpy) or a compiled kernel; ``segment_stats`` serves one
+segment (the line protocol) with :mod:`evalpipe.evaluators.ngram_line` (C) or
+:mod:`evalpipe.evaluators.ngrams` (dicts), with the reference side in an LRU cache.
 """
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-from evalpipe.evaluators import sacrebleu_api as sb
+from evalpipe.evaluators import ngram_line, sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.flat_lines import per_line
 from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_flat
@@ -105,10 +106,16 @@ class BLEU(Metric):
         """``[self._tokens(s) for s in sentences]``, through :meth:`_flat_tokens`."""
         return per_line(*self._flat_tokens(sentences))
 
-    def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[dict, List[int]]:
+    def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[Any, List[int]]:
+        """(the references prepared for :func:`ngram_line.matches`, or their merged n-gram counts when the C
+        kernel is not built or the keys do not fit; their lengths)."""
         tokenized = [self._tokens(r) for r in refs]
+        lengths = [len(t) for t in tokenized]
+        prepared = ngram_line.reference(tokenized, self._order) if ngram_line.AVAILABLE else None
+        if prepared is not None:
+            return prepared, lengths
         tables = [ngram_table(t, self._order) for t in tokenized]
-        return (tables[0] if len(tables) == 1 else max_merge(tables)), [len(t) for t in tokenized]
+        return (tables[0] if len(tables) == 1 else max_merge(tables)), lengths
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """``[hyp_len, ref_len, correct_1..N, total_1..N]`` for one segment."""
@@ -117,7 +124,8 @@ class BLEU(Metric):
         hyp_len = len(tokens)
         order = self._order
         out = [hyp_len, ref_lens[0] if len(ref_lens) == 1 else _closest_ref_len(hyp_len, ref_lens)]
-        out += clipped_matches(tokens, ref_counts, order)
+        out += ngram_line.matches(tokens, ref_counts, order) if type(ref_counts) is tuple \
+            else clipped_matches(tokens, ref_counts, order)
         out += [hyp_len - n if hyp_len > n else 0 for n in range(order)]
         return out
 

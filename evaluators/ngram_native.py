@@ -4,12 +4,12 @@ there) with the signatures of :mod:`~evalpipe.evaluators.ngram_kernel`'s numba k
 Same algorithm and integers as the numba kernels (described in that module): per-segment alphabets,
 keys packing each position's next K ranks, one merge per reference.  It loads in a millisecond where
 numba needs ~0.8 s for its import and first cached call, which is most of a ``score-corpus`` run.
-``AVAILABLE`` says whether the extension was built; the line protocol's BLEU uses :func:`line_keys`
-and :func:`line_matches` (one sentence, tokens looked up in a reference vocabulary dict).
+``AVAILABLE`` says whether the extension was built.  The line protocol's one-sentence entry points
+are in :mod:`~evalpipe.evaluators.ngram_line` (without numpy, which a server need not import).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Tuple
 
 import numpy as np
 
@@ -48,26 +48,3 @@ def matches(hyp_units: np.ndarray, hyp_offsets: np.ndarray, alphabet: np.ndarray
     _c.matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, np.ascontiguousarray(ref_offsets), refs,
                order, bits, clip_to_max, out)
     return out
-
-
-def line_reference(refs: List[List[str]], order: int) -> Any:
-    """One segment's tokenized references prepared for :func:`line_matches`: (vocabulary, sorted keys of
-    every reference end to end, their bounds, bits), or None when the keys would not fit in 63 bits."""
-    vocab: Dict[str, int] = {}
-    for tokens in refs:
-        for token in tokens:
-            if token not in vocab:
-                vocab[token] = len(vocab) + 1
-    bits = (len(vocab) + 1).bit_length()  # ranks 1..len(vocab); all ones marks a unit no reference has
-    if bits * order > 63:
-        return None
-    keys = [_c.line_keys(tokens, vocab, order, bits) for tokens in refs]
-    bounds = np.cumsum([0] + [len(tokens) for tokens in refs], dtype=np.int64).tobytes()
-    return vocab, b"".join(keys), bounds, bits
-
-
-def line_matches(tokens: List[str], reference: Any, order: int) -> List[int]:
-    """Per order 1..``order``, BLEU's clipped matches of one token list against a :func:`line_reference`
-    (clipped to the largest count of any reference)."""
-    vocab, keys, bounds, bits = reference
-    return _c.line_matches(tokens, vocab, keys, bounds, order, bits)
