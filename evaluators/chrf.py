@@ -28,7 +28,7 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.evaluators import ngram_batch, ngram_index
+from evalpipe.evaluators import ngram_batch, ngram_index, text_units
 from evalpipe.evaluators.chrf_words import words_block, words_flat
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import Counts, clipped
@@ -132,10 +132,8 @@ class ChrF(Metric):
         if chars_index is None or (o["word_order"] and words_index is None):  # keys too wide: one sort per block
             return self._block_rows_unindexed(hyp_texts, [self._prepared(stream) for stream in refs])
         columns: List[list] = [[] for _ in refs]
-        chars = self._chars(hyp_texts)
-        lengths = ngram_index.lengths_of(chars)
-        self._add_orders(chars_index.matches(ngram_index.char_units(chars), lengths), lengths,
-                         chars_index.ref_lengths, columns)
+        units, lengths = self._char_units(hyp_texts)
+        self._add_orders(chars_index.matches(units, lengths), lengths, chars_index.ref_lengths, columns)
         if o["word_order"]:
             words, counts = words_flat(hyp_texts, self._one_line)
             lengths = np.array(counts, dtype=np.int64)
@@ -152,15 +150,23 @@ class ChrF(Metric):
     def _words(self, texts: List[str]) -> List[List[str]]:
         return words_block(texts, self._one_line)
 
+    def _char_units(self, texts: List[str]) -> Tuple[np.ndarray, np.ndarray]:
+        """(code points of every text, whitespace removed unless ``whitespace``, end to end; count per text);
+        in C (:func:`~evalpipe.evaluators.text_units.chars`) when it was built."""
+        if text_units.AVAILABLE and not self.options["whitespace"]:
+            return text_units.chars(texts)
+        chars = self._chars(texts)
+        return ngram_index.char_units(chars), ngram_index.lengths_of(chars)
+
     def _chars(self, texts: List[str]) -> List[str]:
         return texts if self.options["whitespace"] else list(map("".join, map(str.split, texts)))
 
     def _index(self, refs: List[List[str]]) -> tuple:
         """(character index, word index or None, word vocabulary) of prepared reference streams."""
         o = self.options
-        chars = [self._chars(stream) for stream in refs]
-        lengths = np.column_stack([ngram_index.lengths_of(c) for c in chars])
-        chars_index = ngram_index.build([ngram_index.char_units(c) for c in chars], lengths, o["char_order"])
+        units = [self._char_units(stream) for stream in refs]
+        lengths = np.column_stack([length for _, length in units])
+        chars_index = ngram_index.build([u for u, _ in units], lengths, o["char_order"])
         vocab: dict = {}
         words_index = None
         if o["word_order"]:

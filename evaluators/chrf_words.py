@@ -9,14 +9,15 @@ a space before it (the two cases exclude each other: the first needs the word's 
 be a mark, so it never meets a word the second acts on).  A word is a maximal run of non-whitespace
 (the regular expression's ``\\s`` is Python's ``str.isspace``, as ``str.split`` uses it), so no
 substitution reaches across a line.  Lines with a line break or a NUL of their own go one by one.
-``tests/test_chrf_words.py`` checks it against sacrebleu.
+``tests/test_chrf_words.py`` checks it, and the C split of :mod:`~evalpipe.evaluators.text_units` used
+when that was built, against sacrebleu.
 """
 from __future__ import annotations
 
 import re
 from typing import Callable, List, Tuple
 
-from evalpipe.evaluators import sacrebleu_api as sb
+from evalpipe.evaluators import sacrebleu_api as sb, text_units
 from evalpipe.evaluators.flat_lines import NUL, flat_tokens, per_line
 
 _MARKS = "".join(sorted(sb.chrf_punctuation()))
@@ -39,7 +40,15 @@ def _spaced(match: "re.Match[str]") -> str:
 def words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[List[str], List[int]]:
     """(every line's words end to end, each line's word count), equal to ``one_line`` (sacrebleu's own
     split) line by line; the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR` (a token
-    no rule touches: it has no mark), lines with a line break or a NUL of their own alone."""
+    no rule touches: it has no mark), lines with a line break or a NUL of their own alone.  In C
+    (:func:`~evalpipe.evaluators.text_units.words`, line by line) when it was built."""
+    if text_units.AVAILABLE:
+        return text_units.words(lines, _MARKS)
+    return python_words_flat(lines, one_line)
+
+
+def python_words_flat(lines: List[str], one_line: Callable[[str], List[str]]) -> Tuple[List[str], List[int]]:
+    """:func:`words_flat` by the substitution over the joined block (the reference of the C split)."""
     alone = [k for k, line in enumerate(lines) if "\n" in line or NUL in line]
     return flat_tokens(lines, alone, _split_marks, one_line)
 

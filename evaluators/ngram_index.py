@@ -27,6 +27,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
+from evalpipe.evaluators import text_units
 from evalpipe.evaluators.ngram_batch import _bits, _run_starts, _sum_by, _window
 
 UNIT_SHIFT = 32  # global unit ids (code points, word ids) are below 2**32
@@ -46,7 +47,10 @@ def word_units(sentences: Sequence[Sequence[str]], vocab: Dict[str, int]) -> np.
 
 
 def ids(tokens: Sequence[str], vocab: Dict[str, int]) -> np.ndarray:
-    """Word ids of a hypothesis's flat token list (``NOT_IN_VOCABULARY`` for words no reference has)."""
+    """Word ids of a hypothesis's flat token list (``NOT_IN_VOCABULARY`` for words no reference has); in C
+    (:func:`~evalpipe.evaluators.text_units.ids`) when it was built."""
+    if text_units.AVAILABLE and type(tokens) is list:
+        return text_units.ids(tokens, vocab, NOT_IN_VOCABULARY)
     return np.fromiter(map(vocab.get, tokens, repeat(NOT_IN_VOCABULARY)), dtype=np.int64, count=len(tokens))
 
 

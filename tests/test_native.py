@@ -1,7 +1,8 @@
 """The C kernels (setup.py's optional extensions) are built where a C compiler is, and are the ones used.
 
 Their output is tested against the Python and numpy paths (which stay the reference) in
-test_tokenize_13a.py, test_batch_stats.py and test_bleu_line.py; this file checks that those tests
+test_tokenize_13a.py, test_batch_stats.py, test_bleu_line.py, test_text_units.py and
+test_chrf_words.py; this file checks that those tests
 ran on a build that has them, so a broken build cannot pass unnoticed as "skipped".
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sysconfig
 
 import pytest
 
-from evalpipe.evaluators import ngram_index, ngram_native, tokenize_13a
+from evalpipe.evaluators import ngram_index, ngram_line, ngram_native, text_units, tokenize_13a
 
 
 def compiler() -> bool:
@@ -21,7 +22,7 @@ def compiler() -> bool:
 
 @pytest.mark.skipif(not compiler(), reason="no C compiler here: the install falls back to Python")
 def test_the_c_kernels_were_built_at_install():
-    assert tokenize_13a.NATIVE and ngram_native.AVAILABLE
+    assert tokenize_13a.NATIVE and ngram_native.AVAILABLE and ngram_line.AVAILABLE and text_units.AVAILABLE
 
 
 @pytest.mark.skipif(not ngram_native.AVAILABLE or not tokenize_13a.NATIVE, reason="C kernels not built")

@@ -55,7 +55,8 @@ def test_setup_py_declares_only_the_optional_c_extensions():
     assert len(calls) == 1 and [k.arg for k in calls[0].keywords] == ["ext_modules"]
     extensions = [n for n in ast.walk(calls[0]) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "Extension"]
     assert {e.args[0].value for e in extensions} == {"evalpipe.evaluators._ngram_native",
-                                                     "evalpipe.evaluators._tokenize_13a"}
+                                                     "evalpipe.evaluators._tokenize_13a",
+                                                     "evalpipe.evaluators._text_units"}
     for extension in extensions:
         assert {(k.arg, getattr(k.value, "value", None)) for k in extension.keywords} == {("optional", True)}
         assert all((ROOT / source.value).is_file() for source in extension.args[1].elts)
@@ -83,5 +84,5 @@ def test_wheel_contains_every_module(tmp_path):
     from test_native import compiler
 
     if compiler():  # the C kernels are in the wheel, built for this machine
-        for module in ("_ngram_native", "_tokenize_13a"):
+        for module in ("_ngram_native", "_tokenize_13a", "_text_units"):
             assert any(n.startswith(f"evalpipe/evaluators/{module}.") and n.endswith((".so", ".pyd")) for n in names)
