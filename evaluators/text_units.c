@@ -32,6 +32,12 @@ fast_lines(PyObject *lines)
             Py_DECREF(sequence);
             return NULL;
         }
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(line) < 0) {
+            Py_DECREF(sequence);
+            return NULL;
+        }
+#endif
     }
     return sequence;
 }

@@ -225,6 +225,11 @@ line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
         PyErr_Format(PyExc_TypeError, "13a tokenizer: expected str, got %.100s", Py_TYPE(line)->tp_name);
         return -1;
     }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(line) < 0) {
+        return -1;
+    }
+#endif
     Py_ssize_t n = PyUnicode_GET_LENGTH(line);
     if (reserve(a, n + 1) < 0) {
         return -1;
