@@ -367,6 +367,29 @@ ranks_of(Ranks *r, const i64 *units, Py_ssize_t n, const i64 *alphabet, i64 a_lo
     }
 }
 
+/* *out = a scratch array of count int64 (freed by the caller, also on failure) */
+static int
+scratch(i64 **out, i64 count)
+{
+    *out = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(i64));
+    if (!*out) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* ranks 1..widest must lie below unknown (all ones) */
+static int
+check_widest(i64 widest, int bits)
+{
+    if (widest >= ((i64)1 << bits) - 1) {
+        PyErr_Format(PyExc_ValueError, "%d bits cannot rank %lld distinct units", bits, (long long)widest);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 check_order(int order, int bits)
 {
@@ -395,6 +418,8 @@ reference_keys(PyObject *self, PyObject *args)
     const char *names[5] = {"ref_units", "ref_offsets", "alphabet", "a_offsets", "keys_out"};
     int held = 0;
     PyObject *result = NULL;
+    Ranks table = {NULL, 0};
+    i64 *ranks = NULL, *start = NULL;
     for (; held < 5; held++) {
         if (int64_buffer(objects[held], &b[held], held == 4, names[held]) < 0) {
             goto done;
@@ -413,10 +438,6 @@ reference_keys(PyObject *self, PyObject *args)
     }
     const i64 *u = DATA(b[0]), *o = DATA(b[1]), *alpha = DATA(b[2]), *ao = DATA(b[3]);
     i64 *keys = DATA(b[4]);
-    Ranks table;
-    if (ranks_open(&table, alpha, COUNT(b[2])) < 0) {
-        goto done;
-    }
     i64 widest = 0, longest = 0;
     for (Py_ssize_t s = 0; s < segments; s++) {
         widest = ao[s + 1] - ao[s] > widest ? ao[s + 1] - ao[s] : widest;
@@ -425,18 +446,8 @@ reference_keys(PyObject *self, PyObject *args)
             longest = len > longest ? len : longest;
         }
     }
-    if (widest >= ((i64)1 << bits) - 1) {
-        PyMem_Free(table.table);
-        PyErr_Format(PyExc_ValueError, "%d bits cannot rank %lld distinct units", bits, (long long)widest);
-        goto done;
-    }
-    i64 *ranks = PyMem_Malloc((size_t)(longest + 1) * sizeof(i64));
-    i64 *start = PyMem_Malloc((size_t)(widest + 3) * sizeof(i64));
-    if (!ranks || !start) {
-        PyMem_Free(ranks);
-        PyMem_Free(start);
-        PyMem_Free(table.table);
-        PyErr_NoMemory();
+    if (check_widest(widest, bits) < 0 || ranks_open(&table, alpha, COUNT(b[2])) < 0 ||
+        scratch(&ranks, longest + 1) < 0 || scratch(&start, widest + 3) < 0) {
         goto done;
     }
     i64 unknown = ((i64)1 << bits) - 1;
@@ -449,12 +460,12 @@ reference_keys(PyObject *self, PyObject *args)
         }
     }
     Py_END_ALLOW_THREADS
-    PyMem_Free(ranks);
-    PyMem_Free(start);
-    PyMem_Free(table.table);
     Py_INCREF(Py_None);
     result = Py_None;
 done:
+    PyMem_Free(ranks);
+    PyMem_Free(start);
+    PyMem_Free(table.table);
     for (int i = 0; i < held; i++) {
         PyBuffer_Release(&b[i]);
     }
@@ -478,6 +489,8 @@ matches(PyObject *self, PyObject *args)
     Py_buffer b[7] = {{0}};
     int held = 0;
     PyObject *result = NULL;
+    Ranks table = {NULL, 0};
+    i64 *ranks = NULL, *keys = NULL, *start = NULL, *bounds = NULL;
     for (; held < 7; held++) {
         if (int64_buffer(objects[held], &b[held], held == 6, names[held]) < 0) {
             goto done;
@@ -503,35 +516,18 @@ matches(PyObject *self, PyObject *args)
     const i64 *u = DATA(b[0]), *ho = DATA(b[1]), *alpha = DATA(b[2]), *ao = DATA(b[3]), *ref = DATA(b[4]),
               *ro = DATA(b[5]);
     i64 *out = DATA(b[6]);
-    Ranks table;
-    if (ranks_open(&table, alpha, COUNT(b[2])) < 0) {
-        goto done;
-    }
     i64 widest = 0, longest = 0;
     for (Py_ssize_t s = 0; s < segments; s++) {
         widest = ao[s + 1] - ao[s] > widest ? ao[s + 1] - ao[s] : widest;
         longest = ho[s + 1] - ho[s] > longest ? ho[s + 1] - ho[s] : longest;
     }
-    if (widest >= ((i64)1 << bits) - 1) {
-        PyMem_Free(table.table);
-        PyErr_Format(PyExc_ValueError, "%d bits cannot rank %lld distinct units", bits, (long long)widest);
-        goto done;
-    }
-    i64 *ranks = PyMem_Malloc((size_t)(longest + 1) * sizeof(i64));
-    i64 *keys = PyMem_Malloc((size_t)(longest + 1) * sizeof(i64));
-    i64 *start = PyMem_Malloc((size_t)(widest + 3) * sizeof(i64));
-    i64 *scratch = PyMem_Malloc((size_t)(3 * refs + 1) * sizeof(i64));
-    if (!ranks || !keys || !start || !scratch) {
-        PyMem_Free(ranks);
-        PyMem_Free(keys);
-        PyMem_Free(start);
-        PyMem_Free(scratch);
-        PyMem_Free(table.table);
-        PyErr_NoMemory();
+    if (check_widest(widest, bits) < 0 || ranks_open(&table, alpha, COUNT(b[2])) < 0 ||
+        scratch(&ranks, longest + 1) < 0 || scratch(&keys, longest + 1) < 0 || scratch(&start, widest + 3) < 0 ||
+        scratch(&bounds, 3 * refs + 1) < 0) {
         goto done;
     }
     i64 unknown = ((i64)1 << bits) - 1;
-    i64 *lo = scratch, *hi = scratch + refs, *pointer = scratch + 2 * refs;
+    i64 *lo = bounds, *hi = bounds + refs, *pointer = bounds + 2 * refs;
     i64 row[MAX_ORDER];
     memset(out, 0, (size_t)COUNT(b[6]) * sizeof(i64));
     Py_BEGIN_ALLOW_THREADS
@@ -561,14 +557,14 @@ matches(PyObject *self, PyObject *args)
         }
     }
     Py_END_ALLOW_THREADS
-    PyMem_Free(ranks);
-    PyMem_Free(keys);
-    PyMem_Free(start);
-    PyMem_Free(scratch);
-    PyMem_Free(table.table);
     Py_INCREF(Py_None);
     result = Py_None;
 done:
+    PyMem_Free(ranks);
+    PyMem_Free(keys);
+    PyMem_Free(start);
+    PyMem_Free(bounds);
+    PyMem_Free(table.table);
     for (int i = 0; i < held; i++) {
         PyBuffer_Release(&b[i]);
     }

@@ -115,6 +115,41 @@ is_mark(Py_UCS4 c)
     return c == '.' || c == ',';
 }
 
+/* *in = one re.sub pass of a two-character rule over *in, through scratch *out:
+ *   rule 2: ([^0-9])([\.,]) -> '\1 \2 ',  rule 3: ([\.,])([^0-9]) -> ' \1 \2',  rule 4: ([0-9])(-) -> '\1 \2 ' */
+static int
+pair_pass(Text *in, Text *out, int rule)
+{
+    if (reserve(out, 2 * in->length) < 0) {
+        return -1;
+    }
+    const Py_UCS4 *s = in->data;
+    Py_ssize_t n = in->length, o = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_UCS4 c = s[i], d = i + 1 < n ? s[i + 1] : 0;
+        int hit = i + 1 < n && (rule == 2   ? !is_digit(c) && is_mark(d)
+                                : rule == 3 ? is_mark(c) && !is_digit(d)
+                                            : is_digit(c) && d == '-');
+        if (!hit) {
+            out->data[o++] = s[i++];
+            continue;
+        }
+        if (rule == 3) {
+            out->data[o++] = ' ';
+        }
+        out->data[o++] = c;
+        out->data[o++] = ' ';
+        out->data[o++] = d;
+        if (rule != 3) {
+            out->data[o++] = ' ';
+        }
+        i += 2;
+    }
+    out->length = o;
+    swap(in, out);
+    return 0;
+}
+
 /* the four re.sub passes of step 3 on ' ' + in + ' ', through scratch *out; the result is in *in */
 static int
 rules(Text *in, Text *out)
@@ -147,72 +182,11 @@ rules(Text *in, Text *out)
     out->data[o++] = ' ';
     out->length = o;
     swap(in, out);
-    if (marks) {
-        /* pass 2: ([^0-9])([\.,]) -> '\1 \2 ' */
-        if (reserve(out, 2 * in->length) < 0) {
-            return -1;
-        }
-        s = in->data;
-        n = in->length;
-        o = 0;
-        for (Py_ssize_t i = 0; i < n;) {
-            if (i + 1 < n && !is_digit(s[i]) && is_mark(s[i + 1])) {
-                out->data[o++] = s[i];
-                out->data[o++] = ' ';
-                out->data[o++] = s[i + 1];
-                out->data[o++] = ' ';
-                i += 2;
-            }
-            else {
-                out->data[o++] = s[i++];
-            }
-        }
-        out->length = o;
-        swap(in, out);
-        /* pass 3: ([\.,])([^0-9]) -> ' \1 \2' */
-        if (reserve(out, 2 * in->length) < 0) {
-            return -1;
-        }
-        s = in->data;
-        n = in->length;
-        o = 0;
-        for (Py_ssize_t i = 0; i < n;) {
-            if (i + 1 < n && is_mark(s[i]) && !is_digit(s[i + 1])) {
-                out->data[o++] = ' ';
-                out->data[o++] = s[i];
-                out->data[o++] = ' ';
-                out->data[o++] = s[i + 1];
-                i += 2;
-            }
-            else {
-                out->data[o++] = s[i++];
-            }
-        }
-        out->length = o;
-        swap(in, out);
+    if (marks && (pair_pass(in, out, 2) < 0 || pair_pass(in, out, 3) < 0)) {
+        return -1;
     }
-    if (dashes) {
-        /* pass 4: ([0-9])(-) -> '\1 \2 ' */
-        if (reserve(out, 2 * in->length) < 0) {
-            return -1;
-        }
-        s = in->data;
-        n = in->length;
-        o = 0;
-        for (Py_ssize_t i = 0; i < n;) {
-            if (i + 1 < n && is_digit(s[i]) && s[i + 1] == '-') {
-                out->data[o++] = s[i];
-                out->data[o++] = ' ';
-                out->data[o++] = '-';
-                out->data[o++] = ' ';
-                i += 2;
-            }
-            else {
-                out->data[o++] = s[i++];
-            }
-        }
-        out->length = o;
-        swap(in, out);
+    if (dashes && pair_pass(in, out, 4) < 0) {
+        return -1;
     }
     return 0;
 }

@@ -32,3 +32,29 @@ def test_the_c_kernels_are_the_ones_used():
     assert tokenize_13a.tokens_13a is not tokenize_13a.python_tokens_13a
     index = ngram_index.build([np.array([1, 2, 3])], np.array([[3]]), 4)
     assert index.kernels is ngram_native
+
+
+@pytest.mark.skipif(not ngram_native.AVAILABLE, reason="the C kernel was not built")
+def test_the_c_kernel_refuses_arrays_that_do_not_fit_instead_of_reading_past_them():
+    import numpy as np
+
+    from evalpipe.evaluators import _ngram_native as c
+
+    units, offsets = np.array([3, 1, 2], dtype=np.int64), np.array([[0, 3]], dtype=np.int64)
+    alphabet, a_offsets = np.empty(3, dtype=np.int64), np.empty(2, dtype=np.int64)
+    with pytest.raises(TypeError, match="ref_units: expected a contiguous int64 buffer, got format 'd'"):
+        c.alphabets(units.astype(float), offsets, 1, alphabet, a_offsets)
+    with pytest.raises(ValueError, match="ref_offsets: offsets must rise within 0..3"):
+        c.alphabets(units, np.array([[0, 4]], dtype=np.int64), 1, alphabet, a_offsets)
+    assert c.alphabets(units, offsets, 1, alphabet, a_offsets) == (3, 3)
+    keys = np.empty(3, dtype=np.int64)
+    c.reference_keys(units, offsets, 1, alphabet, a_offsets, 4, 3, keys)
+    with pytest.raises(ValueError, match="matches: 1 hypothesis segments, 1 reference segments, out of 3"):
+        c.matches(units, offsets[0], alphabet, a_offsets, keys, offsets, 1, 4, 3, False, np.empty(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="order 40 x 3 bits does not fit a 63-bit key"):
+        c.reference_keys(units, offsets, 1, alphabet, a_offsets, 40, 3, keys)
+    with pytest.raises(ValueError, match="1 bits cannot rank 3 distinct units"):
+        c.reference_keys(units, offsets, 1, alphabet, a_offsets, 4, 1, keys)
+    out = np.empty(4, dtype=np.int64)
+    c.matches(units, offsets[0], alphabet, a_offsets, keys, offsets, 1, 4, 3, False, out)
+    assert out.tolist() == [3, 2, 1, 0]
