@@ -58,3 +58,29 @@ def test_the_c_kernel_refuses_arrays_that_do_not_fit_instead_of_reading_past_the
     out = np.empty(4, dtype=np.int64)
     c.matches(units, offsets[0], alphabet, a_offsets, keys, offsets, 1, 4, 3, False, out)
     assert out.tolist() == [3, 2, 1, 0]
+
+
+@pytest.mark.parametrize("name,options", [("bleu", {}), ("chrf", {}), ("chrf", {"word_order": 2}),
+                                          ("bleu", {"lowercase": True})])
+def test_corpus_and_sentence_rows_are_the_same_without_the_c_kernels(news, monkeypatch, name, options):
+    """Every C piece switched off (as on a machine without a compiler): the rows of real systems, one and three
+    references, en-de and zh-en, are the same integers, in blocks and sentence by sentence."""
+    from evalpipe import load_metric
+    from evalpipe.evaluators import bleu
+
+    cases = [(news["en-de.systems"], news["en-de.refs"][:1]), (news["en-de.systems"], news["en-de.refs"]),
+             (news["zh-en.systems"], news["zh-en.refs"])]
+
+    def rows():
+        metric = load_metric(name, **options)
+        block = [metric.corpus_stats(hyps, refs) for systems, refs in cases for hyps in list(systems.values())[:2]]
+        line = [metric.segment_stats(h, tuple(r)) for systems, refs in cases
+                for h, *r in list(zip(next(iter(systems.values())), *refs))[:200]]
+        return block, line
+
+    with_c = rows()
+    for module, flag in ((ngram_native, "AVAILABLE"), (ngram_line, "AVAILABLE"), (text_units, "AVAILABLE")):
+        monkeypatch.setattr(module, flag, False)
+    monkeypatch.setattr(bleu, "tokens_13a", tokenize_13a.python_tokens_13a)
+    monkeypatch.setattr(bleu, "tokens_13a_flat", tokenize_13a.python_tokens_13a_flat)
+    assert rows() == with_c
