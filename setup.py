@@ -1,9 +1,10 @@
 """The optional C kernels only; everything else about the package is declared in setup.cfg.
 
-* ``evalpipe.evaluators._ngram_native`` counts clipped n-gram matches (BLEU, chrF, chrF++);
+* ``evalpipe.evaluators._ngram_native`` counts clipped n-gram matches (BLEU, chrF, chrF++) and looks
+  tokens up in a vocabulary;
 * ``evalpipe.evaluators._tokenize_13a`` is sacrebleu's 13a tokenizer;
 * ``evalpipe.evaluators._text_units`` cuts text into those kernels' units (chrF's characters, chrF++'s
-  words, token ids).
+  words).
 
 They are built when a C compiler and the Python headers are there; ``optional=True`` lets the install
 go on without them, and evalpipe then uses its Python and numpy (or numba) paths for the same output.

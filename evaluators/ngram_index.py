@@ -27,7 +27,7 @@ from typing import Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from evalpipe.evaluators import text_units
+from evalpipe.evaluators import ngram_native
 from evalpipe.evaluators.ngram_batch import _bits, _run_starts, _sum_by, _window
 
 UNIT_SHIFT = 32  # global unit ids (code points, word ids) are below 2**32
@@ -48,9 +48,9 @@ def word_units(sentences: Sequence[Sequence[str]], vocab: Dict[str, int]) -> np.
 
 def ids(tokens: Sequence[str], vocab: Dict[str, int]) -> np.ndarray:
     """Word ids of a hypothesis's flat token list (``NOT_IN_VOCABULARY`` for words no reference has); in C
-    (:func:`~evalpipe.evaluators.text_units.ids`) when it was built."""
-    if text_units.AVAILABLE and type(tokens) is list:
-        return text_units.ids(tokens, vocab, NOT_IN_VOCABULARY)
+    (:func:`~evalpipe.evaluators.ngram_native.ids`) when it was built."""
+    if ngram_native.AVAILABLE and type(tokens) is list:
+        return ngram_native.ids(tokens, vocab, NOT_IN_VOCABULARY)
     return np.fromiter(map(vocab.get, tokens, repeat(NOT_IN_VOCABULARY)), dtype=np.int64, count=len(tokens))
 
 
@@ -150,7 +150,7 @@ def build(refs: Sequence[np.ndarray], ref_lengths: np.ndarray, max_order: int) -
     """The fastest index that fits: :class:`~evalpipe.evaluators.ngram_compiled.CompiledIndex` on the C kernel
     when it was built, else on numba's when the ``fast`` extra is installed (imported only then), else
     :class:`RefIndex`; None when none fits."""
-    from evalpipe.evaluators import ngram_compiled, ngram_native
+    from evalpipe.evaluators import ngram_compiled
 
     if ngram_native.AVAILABLE:
         kernels = ngram_native

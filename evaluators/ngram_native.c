@@ -21,6 +21,9 @@
  *   ref_offsets is refs x (segments + 1) flattened: reference k of segment s is
  *   units[ref_offsets[k, s]:ref_offsets[k, s + 1]].
  *
+ *   ids(tokens, vocab, missing) -> int64 bytes   [vocab.get(t, missing) for t in tokens] (a block's
+ *       hypothesis word ids; every id found must lie in 0..missing - 1)
+ *
  * One-line entry points (the line protocol; tokens are a list of str, vocab maps a token to its
  * rank 1..len(vocab)):
  *   line_keys(tokens, vocab, order, bits) -> bytes       the sorted keys of one sentence
@@ -573,13 +576,50 @@ done:
 
 /* ---- one-line entry points -------------------------------------------------------------- */
 
-/* ranks of a list of tokens in vocab (unknown where absent); returns the count or -1 */
-static Py_ssize_t
-token_ranks(PyObject *tokens, PyObject *vocab, i64 unknown, i64 **out)
+/* out[p] = vocab[tokens[p]] (tokens: a list, vocab: a dict), missing where a token is absent; every
+ * value found must lie in lowest..missing - 1 */
+static int
+token_ids(PyObject *tokens, PyObject *vocab, i64 lowest, i64 missing, i64 *out)
+{
+    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    for (Py_ssize_t p = 0; p < n; p++) {
+        PyObject *id = PyDict_GetItemWithError(vocab, PyList_GET_ITEM(tokens, p));
+        if (id == NULL) {
+            if (PyErr_Occurred()) {
+                return -1;
+            }
+            out[p] = missing;
+            continue;
+        }
+        long long value = PyLong_AsLongLong(id);
+        if (value < lowest || value >= missing) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_ValueError, "vocabulary ids must lie in %lld..%lld, got %lld", (long long)lowest,
+                             (long long)missing - 1, value);
+            }
+            return -1;
+        }
+        out[p] = value;
+    }
+    return 0;
+}
+
+static int
+check_tokens(PyObject *tokens, PyObject *vocab)
 {
     if (!PyList_Check(tokens) || !PyDict_Check(vocab)) {
         PyErr_Format(PyExc_TypeError, "expected a list of tokens and a dict, got %.100s and %.100s",
                      Py_TYPE(tokens)->tp_name, Py_TYPE(vocab)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ranks of a list of tokens in vocab (1..unknown - 1; unknown where absent); returns the count or -1 */
+static Py_ssize_t
+token_ranks(PyObject *tokens, PyObject *vocab, i64 unknown, i64 **out)
+{
+    if (check_tokens(tokens, vocab) < 0) {
         return -1;
     }
     Py_ssize_t n = PyList_GET_SIZE(tokens);
@@ -588,29 +628,27 @@ token_ranks(PyObject *tokens, PyObject *vocab, i64 unknown, i64 **out)
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t p = 0; p < n; p++) {
-        PyObject *rank = PyDict_GetItemWithError(vocab, PyList_GET_ITEM(tokens, p));
-        if (rank == NULL) {
-            if (PyErr_Occurred()) {
-                PyMem_Free(ranks);
-                return -1;
-            }
-            ranks[p] = unknown;
-            continue;
-        }
-        long long value = PyLong_AsLongLong(rank);
-        if (value < 1 || value >= unknown) {
-            if (!PyErr_Occurred()) {
-                PyErr_Format(PyExc_ValueError, "vocabulary ranks must lie in 1..%lld, got %lld",
-                             (long long)unknown - 1, value);
-            }
-            PyMem_Free(ranks);
-            return -1;
-        }
-        ranks[p] = value;
+    if (token_ids(tokens, vocab, 1, unknown, ranks) < 0) {
+        PyMem_Free(ranks);
+        return -1;
     }
     *out = ranks;
     return n;
+}
+
+static PyObject *
+ids(PyObject *self, PyObject *args)
+{
+    PyObject *tokens, *vocab;
+    long long missing;
+    if (!PyArg_ParseTuple(args, "OOL", &tokens, &vocab, &missing) || check_tokens(tokens, vocab) < 0) {
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, PyList_GET_SIZE(tokens) * 8);
+    if (out && token_ids(tokens, vocab, 0, missing, (i64 *)PyBytes_AS_STRING(out)) < 0) {
+        Py_CLEAR(out);
+    }
+    return out;
 }
 
 static PyObject *
@@ -713,6 +751,7 @@ static PyMethodDef methods[] = {
     {"matches", matches, METH_VARARGS, "Clipped matches of every segment of a hypothesis stream."},
     {"line_keys", line_keys, METH_VARARGS, "Sorted packed keys of one token list."},
     {"line_matches", line_matches, METH_VARARGS, "BLEU's clipped matches of one token list."},
+    {"ids", ids, METH_VARARGS, "[vocab.get(t, missing) for t in tokens] as int64 bytes (ids 0..missing - 1)."},
     {NULL, NULL, 0, NULL},
 };
 

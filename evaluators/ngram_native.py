@@ -9,7 +9,7 @@ are in :mod:`~evalpipe.evaluators.ngram_line` (without numpy, which a server nee
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 
@@ -48,3 +48,8 @@ def matches(hyp_units: np.ndarray, hyp_offsets: np.ndarray, alphabet: np.ndarray
     _c.matches(hyp_units, hyp_offsets, alphabet, a_offsets, ref_keys, np.ascontiguousarray(ref_offsets), refs,
                order, bits, clip_to_max, out)
     return out
+
+
+def ids(tokens: List[str], vocab: Dict[str, int], missing: int) -> np.ndarray:
+    """int64 ``[vocab.get(t, missing) for t in tokens]`` (by the loop that looks up the one-line path's ranks)."""
+    return np.frombuffer(_c.ids(tokens, vocab, missing), dtype=np.int64)

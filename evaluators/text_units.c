@@ -9,7 +9,6 @@
  *       CHRF._remove_punctuation) of every line end to end, and each line's count:
  *       for w in line.split(): a word of 2+ characters whose last character is in marks becomes
  *       [w[:-1], w[-1]], else one whose first is becomes [w[0], w[1:]], else it stays whole
- *   ids(tokens, vocab, missing) -> int64 bytes      [vocab.get(t, missing) for t in tokens]
  *
  * Whitespace is str.split()'s (Py_UNICODE_ISSPACE).
  */
@@ -200,44 +199,9 @@ done:
     return result;
 }
 
-static PyObject *
-ids(PyObject *self, PyObject *args)
-{
-    PyObject *tokens, *vocab;
-    long long missing;
-    if (!PyArg_ParseTuple(args, "O!O!L", &PyList_Type, &tokens, &PyDict_Type, &vocab, &missing)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(tokens);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
-    if (!out) {
-        return NULL;
-    }
-    int64_t *o = (int64_t *)PyBytes_AS_STRING(out);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *value = PyDict_GetItemWithError(vocab, PyList_GET_ITEM(tokens, i));
-        if (!value) {
-            if (PyErr_Occurred()) {
-                Py_DECREF(out);
-                return NULL;
-            }
-            o[i] = missing;
-            continue;
-        }
-        long long id = PyLong_AsLongLong(value);
-        if (id == -1 && PyErr_Occurred()) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        o[i] = id;
-    }
-    return out;
-}
-
 static PyMethodDef methods[] = {
     {"chars", chars, METH_O, "(code points of every line without whitespace, end to end; per-line counts)."},
     {"words", words, METH_VARARGS, "(chrF++'s words of every line end to end, per-line counts)."},
-    {"ids", ids, METH_VARARGS, "[vocab.get(t, missing) for t in tokens] as int64 bytes."},
     {NULL, NULL, 0, NULL},
 };
 

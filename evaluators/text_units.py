@@ -4,12 +4,14 @@ the fallback and the reference (``tests/test_text_units.py`` checks each against
 
 * :func:`chars` -- chrF's characters without whitespace: the code points of ``"".join(line.split())`` of
   every line end to end, and each line's count;
-* :func:`words` -- chrF++'s word split (sacrebleu's ``CHRF._remove_punctuation``) of every line;
-* :func:`ids` -- ``[vocab.get(t, missing) for t in tokens]``.
+* :func:`words` -- chrF++'s word split (sacrebleu's ``CHRF._remove_punctuation``) of every line.
+
+(Token ids in a vocabulary are looked up by :func:`~evalpipe.evaluators.ngram_native.ids`, beside the
+kernel's own lookup of token ranks.)
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -30,8 +32,3 @@ def chars(lines: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
 def words(lines: Sequence[str], marks: str) -> Tuple[List[str], List[int]]:
     """(every line's chrF++ words end to end, each line's count), ``marks`` being sacrebleu's punctuation."""
     return _c.words(lines, marks)
-
-
-def ids(tokens: List[str], vocab: Dict[str, int], missing: int) -> np.ndarray:
-    """int64 ``[vocab.get(t, missing) for t in tokens]``."""
-    return np.frombuffer(_c.ids(tokens, vocab, missing), dtype=np.int64)

@@ -1,5 +1,6 @@
-"""The C text units (evaluators/text_units.py) equal the Python expressions they replace, which stay the
-reference: chrF's characters without whitespace and the vocabulary lookup of token ids.  (chrF++'s word
+"""The C text units (evaluators/text_units.py) and the C token-id lookup (ngram_native.ids) equal the Python
+expressions they replace, which stay the reference: chrF's characters without whitespace and the vocabulary
+lookup of token ids.  (chrF++'s word
 split is checked against sacrebleu in test_chrf_words.py.)"""
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import numpy as np
 import pytest
 
 from conftest import data_roots, lines
-from evalpipe.evaluators import ngram_index, text_units
+from evalpipe.evaluators import ngram_index, ngram_native, text_units
 
-pytestmark = pytest.mark.skipif(not text_units.AVAILABLE, reason="the C text units were not built")
+pytestmark = pytest.mark.skipif(not (text_units.AVAILABLE and ngram_native.AVAILABLE), reason="the C modules were not built")
 
 SOUP = ["a", "é", "猫", "🙂", " ", "\t", "\n", "\u00a0", "\u2003", "\u3000", "\x85", "\x1c", "\0", "ab c", ""]
 
@@ -38,7 +39,7 @@ def test_chars_and_ids_on_every_system_file(root):
         tokens = [t for line in texts for t in line.split()]
         vocab = {t: i for i, t in enumerate(sorted(set(tokens[::3])))}
         want = [vocab.get(t, ngram_index.NOT_IN_VOCABULARY) for t in tokens]
-        assert text_units.ids(tokens, vocab, ngram_index.NOT_IN_VOCABULARY).tolist() == want, path
+        assert ngram_native.ids(tokens, vocab, ngram_index.NOT_IN_VOCABULARY).tolist() == want, path
 
 
 def test_bad_input_is_refused_with_what_came():
@@ -46,4 +47,4 @@ def test_bad_input_is_refused_with_what_came():
         text_units.chars(["a", 3])
     with pytest.raises(TypeError, match="line 1: expected str, got bytes"):
         text_units.words([b"a"], ".")
-    assert text_units.ids([], {}, 7).dtype == np.int64
+    assert ngram_native.ids([], {}, 7).dtype == np.int64
