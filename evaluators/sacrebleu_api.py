@@ -31,6 +31,12 @@ PRIVATE_SYMBOLS = (
     ("sacrebleu.metrics.base", "Metric", "_compute_segment_statistics"),
     ("sacrebleu.metrics.base", "Metric", "_compute_score_from_stats"),
     ("sacrebleu.utils", None, "my_log"),
+    ("sacrebleu.metrics.bleu", None, "_TOKENIZERS"),
+    # overridden by evalpipe.sacrebleu_compat (the engine of `evalpipe sacrebleu`)
+    ("sacrebleu.metrics.base", "Metric", "_cache_references"),
+    ("sacrebleu.metrics.base", "Metric", "_extract_corpus_statistics"),
+    ("sacrebleu.metrics.base", "Metric", "_aggregate_and_compute"),
+    ("sacrebleu.sacrebleu", None, "METRICS"),
 )
 
 #: ``BLEU.TOKENIZERS`` and ``BLEU.SMOOTH_DEFAULTS`` of sacrebleu 2.6
@@ -52,6 +58,14 @@ def tokenizer(name: str) -> Callable[[str], str]:
     from sacrebleu.metrics.bleu import _get_tokenizer
 
     return _get_tokenizer(name)()
+
+
+def tokenizer_name(tokenizer: Any) -> str:
+    """The name (``13a``, ``zh``, ...) under which sacrebleu's BLEU knows the class of ``tokenizer``."""
+    from sacrebleu.metrics.bleu import _TOKENIZERS
+
+    where = f"{type(tokenizer).__module__.rsplit('.', 1)[-1]}.{type(tokenizer).__name__}"
+    return next(name for name, path in _TOKENIZERS.items() if path == where)
 
 
 def remove_punctuation(chrf: Any, text: str) -> List[str]:

@@ -20,6 +20,7 @@ COMMANDS = {
     "shim": "evalpipe.cli.shim:shim",
     "list": "evalpipe.cli.listing:list_command",
     "score-corpus": "evalpipe.cli.score_corpus:score_corpus",
+    "sacrebleu": "evalpipe.cli.sacrebleu_cli:sacrebleu_command",
     "compare": "evalpipe.cli.compare:compare",
     "report": "evalpipe.cli.report:report",
     "demo": "evalpipe.cli.demo:demo",
