@@ -73,8 +73,8 @@ def simul_passes(passes: int, sentences: int = 640, agents: int = 32) -> bool:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        proc = subprocess.Popen(evalpipe() + ["simul", "serve", "--src-file", str(Path(tmp, "src.txt")),
-                                              "--tgt-file", str(Path(tmp, "src.txt")), "--port", str(port),
+        proc = subprocess.Popen(evalpipe() + ["simul", "serve", "--source", str(Path(tmp, "src.txt")),
+                                              "--ref", str(Path(tmp, "src.txt")), "--port", str(port),
                                               "--output", str(Path(tmp, "out"))],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env())
         url = f"http://127.0.0.1:{port}"

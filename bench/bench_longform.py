@@ -62,8 +62,8 @@ def build(folder: Path, talks: int) -> dict:
     paths["config"] = folder / "eval.yaml"
     paths["config"].write_text("detokenizer_type: simuleval\nlatency_unit: word\n")
     paths["log"] = folder / "metrics.jsonl"
-    run([str(BIN / "evalpipe"), "stream", "run", "--source", paths["src"], "-a", paths["audio"], "-o",
-         f"hypothesis={paths['hyp']}", "-o", f"drafts={paths['alt']}", "-o", "retract=0.25", "--log-file",
+    run([str(BIN / "evalpipe"), "stream", "run", "--source", paths["src"], "-a", paths["audio"], "--agent-option",
+         f"hypothesis={paths['hyp']}", "--agent-option", f"drafts={paths['alt']}", "--agent-option", "retract=0.25", "--output",
          paths["log"]])
     return {k: str(v) for k, v in paths.items()}
 

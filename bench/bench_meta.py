@@ -87,7 +87,7 @@ def ted_cli(stats, k: int = 1000) -> None:
             (root / item.name).symlink_to(item)
         for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")):
             extra = ["-o", "effective_order=true"] if metric == "bleu" else []
-            subprocess.run([evalpipe, "meta-eval", "add-metric", "--root", tmp, "--test-set", root.name, "--lp",
+            subprocess.run([evalpipe, "meta-eval", "add-metric", "--root", tmp, "--test-set", root.name, "-l",
                             "en-de", "--name", name, metric, *extra], check=True, capture_output=True, env=child_env())
         from evalpipe.meta.evalset import EvalSet
 
@@ -110,7 +110,7 @@ def ted_cli(stats, k: int = 1000) -> None:
             t_mtme = time.perf_counter() - start
             shown = []
             for mode in ("mtme", "fast"):
-                cmd = [evalpipe, "meta-eval", "compare", "--root", tmp, "--test-set", root.name, "--lp", "en-de",
+                cmd = [evalpipe, "meta-eval", "compare", "--root", tmp, "--test-set", root.name, "-l", "en-de",
                        "--level", "seg", "--average", "item", "-k", str(k), "--seed", "1", "--mode", mode, "-f", "json",
                        *cli, "BLEU-refA", "chrF-refA"]
                 times = []

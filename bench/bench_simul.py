@@ -95,8 +95,8 @@ def load(agents: int = 32, sentences: int = 320):
         sources = [" ".join(f"s{i}w{j}" for j in range(8 + i % 15)) for i in range(sentences)]
         Path(tmp, "src.txt").write_text("\n".join(sources) + "\n")
         port = free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "evalpipe", "simul", "serve", "--src-file", str(Path(tmp, "src.txt")),
-                                 "--tgt-file", str(Path(tmp, "src.txt")), "--port", str(port), "--output", str(Path(tmp, "out"))],
+        proc = subprocess.Popen([sys.executable, "-m", "evalpipe", "simul", "serve", "--source", str(Path(tmp, "src.txt")),
+                                 "--ref", str(Path(tmp, "src.txt")), "--port", str(port), "--output", str(Path(tmp, "out"))],
                                 env=child_env(), stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{port}"
         client = HTTPClient(base)

@@ -207,7 +207,7 @@ def fuzz_http(count, seed, findings):
         src = Path(tmp, "src.txt")
         src.write_text("\n".join(sentence(rng, rng.randint(2, 12)) for _ in range(20)) + "\n", encoding="utf-8")
         port = free_port()
-        proc = subprocess.Popen(evalpipe() + ["simul", "serve", "--src-file", str(src), "--tgt-file", str(src),
+        proc = subprocess.Popen(evalpipe() + ["simul", "serve", "--source", str(src), "--ref", str(src),
                                               "--port", str(port)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, env=child_env())
         for _ in range(200):

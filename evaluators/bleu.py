@@ -188,6 +188,9 @@ class BLEU(Metric):
         o = self.options
         return bleu_scores(sums, self._order, o["smooth_method"], o["smooth_value"], o["effective_order"])
 
+    def display_name(self) -> str:
+        return "BLEU"
+
     def signature(self, nrefs: Optional[int] = None) -> str:
         """sacrebleu's BLEU signature, e.g. ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``."""
         return sb.signature(self._sacre, nrefs)

@@ -216,6 +216,10 @@ class ChrF(Metric):
         o = self.options
         return chrf_scores(sums, o["char_order"] + o["word_order"], o["beta"], o["eps_smoothing"])
 
+    def display_name(self) -> str:
+        """sacrebleu's name: chrF2, chrF2++ (beta, then one + per word order)."""
+        return f"chrF{self.options['beta']}" + "+" * self.options["word_order"]
+
     def signature(self, nrefs: Optional[int] = None) -> str:
         """sacrebleu's chrF signature, e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0``."""
         return sb.signature(self._sacre, nrefs)

@@ -64,6 +64,12 @@ class SentenceMetric(Metric):
     #: the ``_ca`` plugins fix computation_aware
     aware: ClassVar[Optional[bool]] = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("aware") is not None:  # a _ca plugin: its listing shows the value it fixes
+            cls.OPTIONS = {**cls.OPTIONS, "computation_aware": Option(
+                bool, cls.aware, f"computation-aware delays (fixed to {cls.aware} for this metric)")}
+
     def __init__(self, **options: Any) -> None:
         if self.aware is not None:
             options.setdefault("computation_aware", self.aware)
@@ -135,6 +141,8 @@ class StreamLAAL(SentenceMetric):
 
 
 class StreamLAALCA(StreamLAAL):
+    """simulstream's StreamLAAL on computation-aware delays (s)."""
+
     name = "stream_laal_ca"
     aware = True
 
@@ -164,6 +172,8 @@ class LongMetric(SentenceMetric):
 
 
 class LongYAAL(LongMetric):
+    """YAAL (Papi et al., 2024) of each realigned sentence, OmniSTEval 0.1.10's LongYAAL: delays up to the source's end, in ms."""
+
     name = "long_yaal"
 
     def formula(self, e: List[float], source: float, target: int, end: float) -> Optional[float]:
@@ -180,6 +190,8 @@ class LongYAAL(LongMetric):
 
 
 class LongAL(LongMetric):
+    """AL (Ma et al., 2019) of each realigned sentence, OmniSTEval 0.1.10's LongAL, in ms."""
+
     name = "long_al"
 
     def formula(self, e: List[float], source: float, target: int, end: float) -> Optional[float]:
@@ -189,6 +201,8 @@ class LongAL(LongMetric):
 
 
 class LongLAAL(LongMetric):
+    """LAAL (Papi et al., 2022) of each realigned sentence, OmniSTEval 0.1.10's LongLAAL, in ms."""
+
     name = "long_laal"
 
     def formula(self, e: List[float], source: float, target: int, end: float) -> Optional[float]:
@@ -196,6 +210,8 @@ class LongLAAL(LongMetric):
 
 
 class LongAP(LongMetric):
+    """AP (Cho and Esipova, 2016) of each realigned sentence, OmniSTEval 0.1.10's LongAP."""
+
     name = "long_ap"
 
     def formula(self, e: List[float], source: float, target: int, end: float) -> Optional[float]:
@@ -203,6 +219,8 @@ class LongAP(LongMetric):
 
 
 class LongDAL(LongMetric):
+    """DAL (Cherry and Foster, 2019) of each realigned sentence, OmniSTEval 0.1.10's LongDAL, in ms."""
+
     name = "long_dal"
 
     def formula(self, e: List[float], source: float, target: int, end: float) -> Optional[float]:
@@ -215,22 +233,32 @@ class LongDAL(LongMetric):
 
 
 class LongYAALCA(LongYAAL):
+    """YAAL of each realigned sentence on computation-aware delays (OmniSTEval 0.1.10's _CA variant), in ms."""
+
     name, aware = "long_yaal_ca", True
 
 
 class LongALCA(LongAL):
+    """AL of each realigned sentence on computation-aware delays (OmniSTEval 0.1.10's _CA variant), in ms."""
+
     name, aware = "long_al_ca", True
 
 
 class LongLAALCA(LongLAAL):
+    """LAAL of each realigned sentence on computation-aware delays (OmniSTEval 0.1.10's _CA variant), in ms."""
+
     name, aware = "long_laal_ca", True
 
 
 class LongAPCA(LongAP):
+    """AP of each realigned sentence on computation-aware delays (OmniSTEval 0.1.10's _CA variant), in ms."""
+
     name, aware = "long_ap_ca", True
 
 
 class LongDALCA(LongDAL):
+    """DAL of each realigned sentence on computation-aware delays (OmniSTEval 0.1.10's _CA variant), in ms."""
+
     name, aware = "long_dal_ca", True
 
 
@@ -266,6 +294,8 @@ class TalkMetric(Metric):
 
 
 class NormalizedErasure(TalkMetric):
+    """Normalized erasure (simulstream): output units deleted by retractions per unit of final output, per talk."""
+
     name = "normalized_erasure"
     STATS_FIELDS = ("deleted_units", "final_units")
     CONTRACT_EXAMPLES = [(t, []) for t in _example_talks()]
@@ -275,6 +305,8 @@ class NormalizedErasure(TalkMetric):
 
 
 class RealTimeFactor(TalkMetric):
+    """Real-time factor: computation time over audio duration, summed over talks."""
+
     name = "real_time_factor"
     STATS_FIELDS = ("computation_s", "audio_s")
     CONTRACT_EXAMPLES = [(t, []) for t in _example_talks()]

@@ -90,6 +90,9 @@ class TER(Metric):
         """TER (0-100) from summed stats, by ``sacrebleu.TER``."""
         return sb.score_from_stats(self._sacre, stats)
 
+    def display_name(self) -> str:
+        return "TER"
+
     def signature(self, nrefs: Optional[int] = None) -> str:
         """sacrebleu's TER signature, e.g. ``nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0``."""
         return sb.signature(self._sacre, nrefs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import shlex
 import subprocess
 import sys
 import threading
@@ -48,7 +49,10 @@ class Client:
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
         self.timeout = timeout
-        self.process = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        try:
+            self.process = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        except OSError as exc:
+            raise ProtocolError(f"cannot start the scorer {shlex.join(command)!r}: {exc.strerror or exc}") from None
         self._buffer = b""
         self._broken: Optional[str] = None
 

@@ -86,6 +86,10 @@ class Metric(ABC):
         """``(part, whole)`` field pairs with part <= whole in every vector the metric produces."""
         return ()
 
+    def display_name(self) -> str:
+        """What a table calls this metric with these options (its entry-point name unless it says otherwise)."""
+        return self.name
+
     def signature(self, nrefs: Optional[int] = None) -> str:
         """A reproducibility signature, ``key:value|...``; ``nrefs`` is the input's reference count."""
         opts = "|".join(f"{k}:{v}" for k, v in self.options.items())

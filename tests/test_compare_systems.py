@@ -105,4 +105,5 @@ def test_line_counts_must_agree(tmp_path):
     short.write_text("one line\n", encoding="utf-8")
     completed = subprocess.run([script("evalpipe"), "compare", "-r", ref_path, outs[0], str(short)],
                                capture_output=True, text=True, env=child_env(), timeout=120)
-    assert completed.returncode == 1 and "expected as many lines" in completed.stderr
+    assert completed.returncode == 1 and "line counts differ" in completed.stderr
+    assert str(short) in completed.stderr and "has 1 lines" in completed.stderr  # the file is named

@@ -106,4 +106,4 @@ def test_score_corpus_spark_engine_equals_local(news, spark):
     local = json.loads(CliRunner().invoke(score_corpus, args).output)
     result = CliRunner().invoke(score_corpus, args + ["--engine", "spark", "--spark-master", "local[2]"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["results"] == local["results"]
+    assert json.loads(result.stdout)["results"] == local["results"]

@@ -212,7 +212,7 @@ def test_score_corpus_reads_instances_logs(logs):
     path = str(LOGS / "wait3.instances.jsonl")
     result = CliRunner().invoke(score_corpus, ["--instances", path, "-f", "json"])
     assert result.exit_code == 0, result.output
-    scores = {r["metric"]: r["score"] for r in json.loads(result.output)["results"]}
+    scores = {r["metric"]: r["score"] for r in json.loads(result.stdout)["results"]}
     records = logs["wait3"]
     import sacrebleu
 

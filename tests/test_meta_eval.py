@@ -198,7 +198,7 @@ def test_validation_names_file_and_line(news, tmp_path):
 def test_add_metric_then_correlate_and_compare(news, tmp_path):
     root = _copy_set(tmp_path)
     runner = CliRunner()
-    base = ["--root", str(root), "--test-set", NEWS.name, "--lp", "en-de"]
+    base = ["--root", str(root), "--test-set", NEWS.name, "-l", "en-de"]
     result = runner.invoke(main, ["meta-eval", "add-metric", *base, "bleu", "--ref", "refA"])
     assert result.exit_code == 0, result.output
     sys_file = root / NEWS.name / "metric-scores" / "en-de" / "bleu-refA.sys.score"
@@ -210,19 +210,19 @@ def test_add_metric_then_correlate_and_compare(news, tmp_path):
     for system, value in ours.items():
         assert float(value) == sacrebleu.corpus_bleu(evs.sys_outputs[system], [evs.refs["refA"]]).score
     result = runner.invoke(main, ["meta-eval", "correlate", *base, "-f", "json"], input=sys_file.read_text())
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["level"] == "sys" and -1 <= doc["correlation"] <= 1
     result = runner.invoke(main, ["meta-eval", "correlate", *base, "--statistic", "kendall", "--variant", "acc23",
                                   "--average", "item", "--scores", str(seg_file), "-f", "json"])
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert doc["level"] == "seg" and "chance" in doc
     result = runner.invoke(main, ["meta-eval", "compare", *base, "BLEU-refA", "COMET-refA", "-k", "200", "--seed", "1",
                                   "-f", "json"])
     assert result.exit_code == 0, result.output
-    assert 0 <= json.loads(result.output)["p_value"] <= 1
-    result = runner.invoke(main, ["meta-eval", "matrix", *base, "--metrics", "BLEU-refA,COMET-refA,bleu-refA",
+    assert 0 <= json.loads(result.stdout)["p_value"] <= 1
+    result = runner.invoke(main, ["meta-eval", "matrix", *base, "-m", "BLEU-refA,COMET-refA,bleu-refA",
                                   "-k", "100", "-f", "json"])
-    assert json.loads(result.output)["ranks"][0] == 1
+    assert json.loads(result.stdout)["ranks"][0] == 1
     assert runner.invoke(main, ["meta-eval", "list", "--root", str(root)]).output.startswith(NEWS.name)
 
 

@@ -59,8 +59,13 @@ def test_entry_points_are_importlib_metadatas(broken_plugin, tmp_path, monkeypat
     groups = {ep.group for dist in standard.distributions() for ep in dist.entry_points}
     assert {"evalpipe.metrics", "evalpipe.engines", "console_scripts"} <= groups
     for group in groups:
-        want = {ep.name: ep.value for ep in standard.entry_points(group=group)}
-        assert {name: ep.value for name, ep in entry_points.entry_points(group).items()} == want, group
+        found = [(ep.name, ep.value) for ep in standard.entry_points(group=group)]
+        names = [name for name, _ in found]
+        twice = {name for name in names if names.count(name) > 1}  # declared by two distributions (mecab-py by
+        assert not (twice and group.startswith("evalpipe.")), twice  # mecab-python3 and mecab-ko): no order to agree on
+        want = {name: value for name, value in found if name not in twice}
+        ours = {name: ep.value for name, ep in entry_points.entry_points(group).items() if name not in twice}
+        assert ours == want, group
     assert entry_points.entry_points("evalpipe.metrics")["broken"].value == "no_such_module_anywhere:Metric"
     assert entry_points.entry_points("evalpipe.metrics")["bleu"].load() is registry.load_class("bleu")
     archive = tmp_path / "plugins.zip"

@@ -100,7 +100,7 @@ def _report(tmp_path, *extra):
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "-m", "bleu", "-m", "chrf", "--report", str(out),
                                        "-f", "json", "-q", *extra, *SYSTEMS])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output), out.read_text(encoding="utf-8")
+    return json.loads(result.stdout), out.read_text(encoding="utf-8")
 
 
 def assert_self_contained(html):
@@ -203,9 +203,9 @@ def test_report_is_deterministic(tmp_path):
 def _meta_doc(tmp_path):
     out = tmp_path / "meta.html"
     result = CliRunner().invoke(main, ["meta-eval", "matrix", "--root", str(NEWS.parent), "--test-set", "wmt21.news",
-                                       "--lp", "en-de", "-k", "50", "--seed", "1", "-f", "json", "--report", str(out)])
+                                       "-l", "en-de", "-k", "50", "--seed", "1", "-f", "json", "--report", str(out)])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output), out.read_text(encoding="utf-8")
+    return json.loads(result.stdout), out.read_text(encoding="utf-8")
 
 
 def test_meta_report_figures_show_the_json(tmp_path):
@@ -239,11 +239,11 @@ def test_simul_report_of_several_runs(tmp_path):
     runs = {}
     for k in (1, 3):
         out = tmp_path / f"wait{k}.json"
-        result = CliRunner().invoke(main, ["simul", "run", "--agent-option", f"k={k}", "-f", "json",
+        result = CliRunner().invoke(main, ["simul", "run", "--demo", "--agent-option", f"k={k}", "-f", "json",
                                            "--output", str(tmp_path / f"out{k}")])
         assert result.exit_code == 0, result.output
         out.write_text(result.output, encoding="utf-8")
-        runs[f"wait{k}"] = json.loads(result.output)
+        runs[f"wait{k}"] = json.loads(result.stdout)
     html_file = tmp_path / "simul.html"
     completed = subprocess.run([script("evalpipe"), "report", str(tmp_path / "wait1.json"), str(tmp_path / "wait3.json"),
                                 "--instances", str(tmp_path / "out3" / "instances.log"), "--sentence", "2",

@@ -30,7 +30,7 @@ def ours(args, input=None):
 def ours_json(args, input=None):
     result = ours([*args, "--format", "json", "--quiet"], input=input)
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.stdout)
 
 
 @pytest.mark.parametrize("metrics, extra, sacre_extra", [

@@ -96,7 +96,7 @@ def test_env_dataset_validation(tmp_path):
 
 
 def test_env_run_cli():
-    result = CliRunner().invoke(main, ["env", "run", "--episodes", "4", "-m", "bleu", "-f", "json"])
+    result = CliRunner().invoke(main, ["env", "run", "--demo", "--episodes", "4", "-m", "bleu", "-f", "json"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     assert len(doc["episodes"]) == 4 and 0 <= doc["mean"]["token_f1"] <= 1 and "bleu" in doc["mean"]

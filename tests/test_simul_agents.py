@@ -105,7 +105,7 @@ def test_speech_segments_and_ms_delays(tmp_path):
 
 
 def test_simul_run_cli_embedded_default():
-    result = CliRunner().invoke(main, ["simul", "run", "--agent-option", "k=2", "-f", "json"])
+    result = CliRunner().invoke(main, ["simul", "run", "--demo", "--agent-option", "k=2", "-f", "json"])
     assert result.exit_code == 0, result.output
-    scores = json.loads(result.output)
+    scores = json.loads(result.stdout)
     assert scores["sentences"] == 200 and scores["without_hypothesis"] == 0 and scores["AL"] > 0

@@ -41,7 +41,7 @@ def start_server(tmp_path):
     src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     tgt.write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
     port = free_port()
-    cmd = [script("evalpipe"), "simul", "serve", "--src-file", str(src), "--tgt-file", str(tgt),
+    cmd = [script("evalpipe"), "simul", "serve", "--source", str(src), "--ref", str(tgt),
            "--port", str(port), "--output", str(tmp_path / "out")]
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)

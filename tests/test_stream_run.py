@@ -27,12 +27,12 @@ def results(done):
 
 
 def demo_options():
-    return ["-o", f"hypothesis={DEMO / 'online-w.de'}", "-o", f"drafts={DEMO / 'nemo.de'}", "-o", "retract=0.25"]
+    return ["--agent-option", f"hypothesis={DEMO / 'online-w.de'}", "--agent-option", f"drafts={DEMO / 'nemo.de'}", "--agent-option", "retract=0.25"]
 
 
 def test_demo_scores_the_log_it_wrote(tmp_path):
     log = tmp_path / "metrics.jsonl"
-    ran = results(evalpipe("stream", "run", "--demo", "--log-file", log, "-f", "json"))
+    ran = results(evalpipe("stream", "run", "--demo", "--output", log, "-f", "json"))
     scored = results(evalpipe("stream", "score", "--log-file", log, "-a", DEMO / "audio.json", "-r",
                               DEMO / "reference.de", "-m", "bleu", "-m", "long_yaal", "-m", "normalized_erasure",
                               "-f", "json"))
@@ -50,7 +50,7 @@ def test_simulstream_reads_the_driver_log(tmp_path, anchor_path):  # noqa: F811
     audio = tmp_path / "audio.yaml"
     audio.write_text("".join(f"- {{wav: {e['wav']}, offset: {e['offset']}, duration: {e['duration']}}}\n"
                              for e in json.loads((DEMO / "audio.json").read_text())))
-    done = evalpipe("stream", "run", "--source", DEMO / "source.en", "-a", audio, "--log-file", log, *demo_options())
+    done = evalpipe("stream", "run", "--source", DEMO / "source.en", "-a", audio, "--output", log, *demo_options())
     assert done.returncode == 0, done.stderr
     want = run_anchor(anchor_path, "simulstream_scores.py", log, audio, DEMO / "reference.de", config, "word")
     got = results(evalpipe("stream", "score", "--log-file", log, "-a", audio, "-r", DEMO / "reference.de",
@@ -92,12 +92,12 @@ def test_the_replay_agent_hears_every_word_and_sentence_of_a_recording(tmp_path)
 def test_audio_run_emits_the_same_output_on_the_recordings_clock(tmp_path):
     talks = synthesized(tmp_path)
     log, text_log = tmp_path / "audio.jsonl", tmp_path / "text.jsonl"
-    done = evalpipe("stream", "run", "--audio", "-a", tmp_path / "audio.json", "--log-file", log,
-                    "-o", f"hypothesis={DEMO / 'online-w.de'}", "--chunk", "0.5")
+    done = evalpipe("stream", "run", "--audio", "-a", tmp_path / "audio.json", "--output", log,
+                    "--agent-option", f"hypothesis={DEMO / 'online-w.de'}", "--chunk", "0.5")
     assert done.returncode == 0, done.stderr
     assert "(audio)" in done.stderr
-    assert evalpipe("stream", "run", "--source", DEMO / "source.en", "-a", tmp_path / "audio.json", "--log-file",
-                    text_log, "-o", f"hypothesis={DEMO / 'online-w.de'}", "--chunk", "0.5").returncode == 0
+    assert evalpipe("stream", "run", "--source", DEMO / "source.en", "-a", tmp_path / "audio.json", "--output",
+                    text_log, "--agent-option", f"hypothesis={DEMO / 'online-w.de'}", "--chunk", "0.5").returncode == 0
     from evalpipe.stream.files import iter_talks, read_references
 
     refs = read_references(str(tmp_path / "audio.json"), str(DEMO / "reference.de"))
@@ -133,13 +133,13 @@ def test_refusals_are_named(tmp_path):
                               env=env, timeout=120)
 
     audio = tmp_path / "audio.json"
-    done = run("--audio", "-a", audio, "--agent", "textonly:TextOnly", "--log-file", tmp_path / "x.jsonl")
+    done = run("--audio", "-a", audio, "--agent", "textonly:TextOnly", "--output", tmp_path / "x.jsonl")
     assert done.returncode == 2 and "reads text" in done.stderr and "gives it audio" in done.stderr
-    done = run("--audio", "-a", audio, "--agent", "textonly:Greedy", "--log-file", tmp_path / "x.jsonl")
+    done = run("--audio", "-a", audio, "--agent", "textonly:Greedy", "--output", tmp_path / "x.jsonl")
     assert done.returncode == 1 and "retracted 5 tokens with 0 written" in done.stderr
     (tmp_path / "ted_talk.1.wav").unlink()
-    done = run("--audio", "-a", audio, "-o", f"hypothesis={DEMO / 'online-w.de'}", "--log-file", tmp_path / "x.jsonl")
+    done = run("--audio", "-a", audio, "--agent-option", f"hypothesis={DEMO / 'online-w.de'}", "--output", tmp_path / "x.jsonl")
     assert done.returncode == 1 and "ted_talk.1.wav" in done.stderr and "found no file" in done.stderr
-    done = run("--audio", "--source", DEMO / "source.en", "-a", audio, "-o", f"hypothesis={DEMO / 'online-w.de'}")
+    done = run("--audio", "--source", DEMO / "source.en", "-a", audio, "--agent-option", f"hypothesis={DEMO / 'online-w.de'}")
     assert done.returncode == 2 and "either --source" in done.stderr
     assert not (tmp_path / "x.jsonl").exists()  # nothing half-written

@@ -112,7 +112,7 @@ def test_missing_reference_is_named():
 
 def test_demo_improves_held_out_bleu_over_uniform_weights(tmp_path):
     out = tmp_path / "weights.json"
-    done = subprocess.run([script("evalpipe"), "tune", "--demo", "--restarts", "2", "--weights-out", str(out)],
+    done = subprocess.run([script("evalpipe"), "tune", "--demo", "--restarts", "2", "--output", str(out)],
                           capture_output=True, text=True, env=child_env(), timeout=300)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())

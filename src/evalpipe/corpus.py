@@ -93,9 +93,19 @@ def check_same_length(named: Sequence[Tuple[str, Sequence[str]]]) -> None:
 def write_atomically(path: str, text: Union[str, bytes], mode: int = 0o644) -> None:
     """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through a temporary file in the same folder, flushed to disk
     and renamed over ``path``: a crash leaves the old file or the new one, never a truncated one, and
-    no temporary file behind."""
+    no temporary file behind.  Missing folders on the way are created; a path that cannot be written
+    is an :class:`InputError` naming it."""
     folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the folder {folder}: {exc.strerror or exc}", path) from None
+    if os.path.isdir(path):
+        raise InputError("cannot write a file here: it is a folder", path)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
     try:
         with (os.fdopen(handle, "wb") if isinstance(text, bytes) else os.fdopen(handle, "w", encoding="utf-8")) as out:
             out.write(text)

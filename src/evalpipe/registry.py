@@ -90,8 +90,10 @@ def route_options(names: Sequence[str], options: Mapping[str, Any]) -> List[Dict
     for key, value in options.items():
         hits = [i for i, name in enumerate(names) if _accepts(name, key)]
         if not hits:
-            raise OptionError(f"option {key!r} matches no metric of {', '.join(names)} "
-                              f"(use METRIC.KEY, METRIC one of {', '.join(m for n in names for _, m in _members(n))})")
+            members = list(dict.fromkeys(m for n in names for _, m in _members(n)))
+            valid = "; ".join(f"{m}: {', '.join(sorted(load_class(m).OPTIONS)) or '(none)'}" for m in members)
+            raise OptionError(f"option {key!r} matches no metric of {', '.join(names)}; valid options: {valid}"
+                              + (" (METRIC.KEY for one metric)" if len(members) > 1 else ""))
         for i in hits:
             target, dot, opt = key.rpartition(".")
             routed[i][opt if dot and target == names[i] else key] = value

@@ -6,33 +6,45 @@ from pathlib import Path
 
 import click
 
+from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command
-from evalpipe.corpus import read_lines, write_atomically
+from evalpipe.cli.score_corpus import demo_files
+from evalpipe.corpus import check_same_length, read_lines, write_atomically
+from evalpipe.errors import UsageError
 from evalpipe.scoring.compare_systems import compare_two
 
 
-@click.command("compare", cls=Command)
-@click.argument("system1", type=click.Path(dir_okay=False, exists=True))
-@click.argument("system2", type=click.Path(dir_okay=False, exists=True))
-@click.option("-r", "--ref", required=True, type=click.Path(dir_okay=False, exists=True), help="the reference file")
-@click.option("--names", help="NAME1,NAME2 (default: the file names)")
+@click.command("compare", cls=Command, aliases={"--names": "--labels"})
+@click.argument("system1", required=False, type=click.Path(dir_okay=False, exists=True))
+@click.argument("system2", required=False, type=click.Path(dir_okay=False, exists=True))
+@opt.ref()
+@click.option("--labels", help="LABEL1,LABEL2: what the two systems are called (default: the file names)")
 @click.option("--top", type=click.IntRange(min=1), default=30, show_default=True, help="n-grams listed each way")
 @click.option("--examples", type=click.IntRange(min=1), default=10, show_default=True,
               help="sentences listed each way")
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--report", "report_file", type=click.Path(dir_okay=False),
-              help="also write a self-contained HTML report (extra evalpipe[report])")
-def compare(system1, system2, ref, names, top, examples, fmt, report_file) -> None:
-    """Compare SYSTEM1 and SYSTEM2 against the reference: sentence BLEU distributions, BLEU by reference
+@opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
+@opt.fmt(["text", "json"], "text")
+@opt.report()
+def compare(system1, system2, ref, labels, top, examples, demo, fmt, report_file) -> None:
+    """Compare SYSTEM1 and SYSTEM2 against the reference (-r): sentence BLEU distributions, BLEU by reference
     length, word F-measure by frequency, characteristic n-grams, the sentences that differ most."""
+    if demo:
+        if system1 or system2 or ref:
+            raise UsageError("--demo compares two shipped systems: give no system files or reference")
+        (ref,), systems = demo_files()
+        system1, system2 = (next(s for s in systems if Path(s).stem == name) for name in ("Online-W", "NVIDIA-NeMo"))
+    elif not (system1 and system2 and ref):
+        raise UsageError("give SYSTEM1 SYSTEM2 and -r/--ref FILE, or --demo")
     if report_file:
         from evalpipe.report import figures
 
         figures.pyplot()  # a missing extra fails before the analysis
-    labels = names.split(",") if names else [Path(system1).stem, Path(system2).stem]
-    if len(labels) != 2:
-        raise click.BadParameter(f"expected NAME1,NAME2, got {names!r}", param_hint="--names")
-    doc = compare_two(read_lines(ref), read_lines(system1), read_lines(system2), labels, top, examples)
+    names = labels.split(",") if labels else [Path(system1).stem, Path(system2).stem]
+    if len(names) != 2 or not all(names):
+        raise click.BadParameter(f"expected LABEL1,LABEL2, got {labels!r}", param_hint="--labels")
+    texts = {path: read_lines(path) for path in (ref, system1, system2)}
+    check_same_length(list(texts.items()))
+    doc = compare_two(texts[ref], texts[system1], texts[system2], names, top, examples)
     doc["reference"] = ref
     if report_file:
         from evalpipe.report import page
@@ -41,11 +53,33 @@ def compare(system1, system2, ref, names, top, examples, fmt, report_file) -> No
     if fmt == "json":
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
         return
-    a, b = labels
-    click.echo(f"BLEU (compare-mt)      {a} {doc['bleu'][0]:.4f}   {b} {doc['bleu'][1]:.4f}")
-    click.echo("BLEU by ref length     " + "  ".join(f"{lb}: {x:.2f}/{y:.2f}" for lb, x, y in zip(
-        doc["length"]["buckets"], *doc["length"]["bleu"])))
-    click.echo("word F by frequency    " + "  ".join(f"{lb}: {x[5]:.4f}/{y[5]:.4f}" for lb, x, y in zip(
-        doc["word_accuracy"]["buckets"], *doc["word_accuracy"]["systems"])))
+    click.echo(text_summary(doc, names))
+
+
+def _pair(x: float, y: float, empty: bool, digits: int) -> str:
+    return "-/-" if empty else f"{x:.{digits}f}/{y:.{digits}f}"
+
+
+def text_summary(doc: dict, names: list) -> str:
+    """The analyses as text: every n-gram and example the options asked for; a bucket with nothing in it
+    shows ``-`` (no value), not a zero."""
+    a, b = names
+    length, words = doc["length"], doc["word_accuracy"]
+    out = [f"BLEU (compare-mt)      {a} {doc['bleu'][0]:.4f}   {b} {doc['bleu'][1]:.4f}",
+           f"BLEU by ref length ({a}/{b}; sentences)",
+           "  " + "  ".join(f"{lb}: {_pair(x, y, n == 0, 2)} ({n})" for lb, x, y, n in zip(
+               length["buckets"], *length["bleu"], length["sentences"])),
+           f"word F by frequency ({a}/{b}; F is undefined where a bucket has no reference or no output words)",
+           "  " + "  ".join(f"{lb}: {_pair(x[5], y[5], not (x[1] and x[2] and y[1] and y[2]), 4)}" for lb, x, y in zip(
+               words["buckets"], *words["systems"]))]
     for key, who in (("system1", a), ("system2", b)):
-        click.echo(f"n-grams {who} matches more: " + ", ".join(f"{g} ({m1}/{m2})" for g, _, m1, m2 in doc["ngrams"][key][:10]))
+        grams = doc["ngrams"][key]
+        out.append(f"n-grams {who} matches more ({len(grams)}; matches {a}/{b}):")
+        out += [f"  {g}  ({m1}/{m2})" for g, _, m1, m2 in grams]
+    for key, who in (("system1", a), ("system2", b)):
+        shown = doc["examples"][key]
+        out.append(f"sentences where {who} is better ({len(shown)}; sentence BLEU {a}/{b}):")
+        for ex in shown:
+            out += [f"  #{ex['index'] + 1}  {ex['sentbleu'][0]:.2f}/{ex['sentbleu'][1]:.2f}",
+                    f"    ref  {ex['reference']}", f"    {a}  {ex['outputs'][0]}", f"    {b}  {ex['outputs'][1]}"]
+    return "\n".join(out)

@@ -6,9 +6,10 @@ import json
 import click
 import numpy as np
 
+from evalpipe.cli import options as opt
 from evalpipe.cli.base import Group, setup_logging
 from evalpipe.env import Env
-from evalpipe.errors import InputError
+from evalpipe.errors import InputError, UsageError
 from evalpipe.registry import AGENTS_GROUP, load_class, metric_specs
 
 
@@ -21,16 +22,26 @@ def env_group() -> None:
 @click.option("--agent", default="evalpipe.env:CopySourceAgent", show_default=True,
               help="module:Class exposing reset() and predict(X_test)")
 @click.option("--dataset", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="JSON dataset (default: the shipped WMT21 en-de pairs)")
-@click.option("--source", default="en", show_default=True)
-@click.option("--target", default="de", show_default=True)
-@click.option("--episodes", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-m", "--metric", "extra_metrics", multiple=True, help="also report this metric (e.g. bleu, chrf)")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def env_run(agent, dataset, source, target, episodes, seed, extra_metrics, fmt) -> None:
+              help="JSON dataset of translation pairs")
+@opt.demo("the shipped WMT21 en-de pairs as the dataset")
+@opt.language_pair("the dataset's source and target fields, e.g. en-de (default en-de)")
+@click.option("--source", "old_source", hidden=True, help="deprecated: -l SRC-TGT")
+@click.option("--target", "old_target", hidden=True, help="deprecated: -l SRC-TGT")
+@click.option("--episodes", type=click.IntRange(min=1), default=20, show_default=True, help="episodes to run")
+@opt.seed("random seed of the episodes' draws", default=0)
+@opt.metrics("also report these metrics (e.g. bleu chrf)")
+@opt.fmt(["table", "json"], "table")
+def env_run(agent, dataset, demo, language_pair, old_source, old_target, episodes, seed, metric_names, fmt) -> None:
     """Run AGENT on every episode; print per-episode and mean token-overlap F1."""
     setup_logging(False)
+    if bool(dataset) == demo:
+        raise UsageError("give --dataset FILE, or --demo for the shipped pairs")
+    source, target = (language_pair or "en-de").split("-")
+    if old_source or old_target:
+        click.echo("Warning: --source and --target are deprecated and will be removed in the next release; "
+                   "use -l SRC-TGT", err=True)
+        source, target = old_source or source, old_target or target
+    extra_metrics = metric_names
     agent_obj = load_class(agent, group=AGENTS_GROUP)()
     metrics = {spec.name: spec.build() for spec in metric_specs(extra_metrics)} if extra_metrics else {}
     env = Env(number_episodes=episodes, dataset=dataset, source=source, target=target, seed=seed)

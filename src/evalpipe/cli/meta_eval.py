@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Dict, List
+from typing import Dict, List, Sequence
 
 import click
 
+from evalpipe.cli import options as opt
 from evalpipe.cli.base import Group, stacked
 from evalpipe.corpus import write_atomically
 from evalpipe.errors import UsageError
@@ -14,25 +16,42 @@ from evalpipe.meta.correlation import average_correlation, chance_accuracy
 from evalpipe.meta.evalset import LEVELS, EvalSet, list_sets, parse_score_lines, read_score_file
 from evalpipe.registry import metric_specs, parse_key_values
 
-root_option = click.option("--root", envvar="EVALPIPE_MTME_ROOT", required=True, type=click.Path(file_okay=False),
-                           help="folder holding test sets in the MTME layout (env EVALPIPE_MTME_ROOT)")
+root_option = click.option("--root", envvar="EVALPIPE_MTME_ROOT", callback=lambda ctx, p, v: _root(v),
+                           type=click.Path(file_okay=False),
+                           help="folder holding test sets in the MTME layout (or the environment variable "
+                                "EVALPIPE_MTME_ROOT)")
+
+
+def _root(value):
+    if not value:
+        raise click.UsageError("give the folder of MTME test sets: --root DIR or EVALPIPE_MTME_ROOT=DIR")
+    if not os.path.isdir(value):
+        raise click.BadParameter(f"no folder {value!r}", param_hint="--root")
+    return value
 
 
 set_options = stacked([
     root_option,
     click.option("--test-set", "test_set", required=True, help="test set name, e.g. wmt21.news"),
-    click.option("--lp", required=True, help="language pair, e.g. en-de"),
+    opt.language_pair("language pair, e.g. en-de", required=True),
 ])
+
+#: flags of earlier releases, accepted for one more release with a warning
+ALIASES = {"--lp": "--language-pair"}
 corr_options = stacked([
     click.option("--human", default="mqm", show_default=True, help="human score name"),
     click.option("--level", type=click.Choice(LEVELS), default=None, help="level (default: detected or sys)"),
-    click.option("--average", type=click.Choice(["none", "sys", "item"]), default="none", show_default=True),
+    click.option("--average", type=click.Choice(["none", "sys", "item"]), default="none", show_default=True,
+                 help="none: one correlation over all scores; sys / item: one per system / item, averaged"),
     click.option("--statistic", type=click.Choice(["pearson", "spearman", "kendall", "accuracy"]),
-                 default="pearson", show_default=True),
+                 default="pearson", show_default=True, help="the correlation statistic"),
     click.option("--variant", type=click.Choice(["b", "c", "23", "acc23"]), default="b", show_default=True,
                  help="Kendall variant"),
     click.option("--epsilon", type=float, default=0.0, show_default=True, help="metric tie threshold (Kendall)"),
-    click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
+    click.option("--include-human", is_flag=True,
+                 help="also correlate the human translations scored as systems (refB, refC, ...; MTME's human "
+                      "flag); the reference a metric used stays out"),
+    opt.fmt(["text", "json"], "text"),
 ])
 
 
@@ -40,16 +59,38 @@ def _stat_options(statistic, variant, epsilon):
     return {"variant": variant, "epsilon": epsilon} if statistic == "kendall" else {}
 
 
-def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List[float]]):
+def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List[float]], include_human: bool,
+             used_refs: Sequence[str] = ()):
+    """(the systems correlated, their human scores end to end).  Human translations scored as systems
+    (outputs named like a reference) are left out unless ``include_human``; the references the metric
+    used always are.  A mismatch between the metric's and the human systems, or fewer than three
+    systems, is a warning on stderr."""
     gold = evs.Scores(level, human)
     if gold is None:
         names = sorted(n for n in evs.human_score_names if evs.Scores(level, n))
         raise UsageError(f"no {human!r} human scores at level {level}; available: {names}")
-    systems = [s for s in evs.human_sys_names(human, level) if s in metric_scores]
+    left_out = set(used_refs) | (set() if include_human else set(evs.refs))
+    rated = [s for s in evs.human_sys_names(human, level) if s not in left_out]
+    systems = [s for s in rated if s in metric_scores]
+    missing = sorted(set(rated) - set(systems))
+    if missing:  # (systems the humans did not rate are left out silently: WMT rates a subset)
+        _warn(f"the metric's and the human systems differ: no metric score for {', '.join(missing)} "
+              f"({len(systems)} of the {len(rated)} systems with {human} scores are correlated)")
     if len(systems) < 2:
         raise UsageError(f"fewer than two systems have both {human} and metric scores at level {level}")
+    if len(systems) < 3:
+        _warn(f"correlating over only {len(systems)} systems")
     g = [v for s in systems for v in gold[s]]
     return systems, g
+
+
+def _warn(message: str) -> None:
+    click.echo(f"Warning: {message}", err=True)
+
+
+def _used_refs(evs: EvalSet, *metric_names: str) -> List[str]:
+    """The references named by metric names of MTME's form METRIC-REF (chrf-refA: refA)."""
+    return [name.rpartition("-")[2] for name in metric_names if name.rpartition("-")[2] in evs.refs]
 
 
 @click.group("meta-eval", cls=Group)
@@ -61,24 +102,27 @@ def meta_eval_group() -> None:
 @root_option
 def list_command(root) -> None:
     """List test sets and their language pairs."""
-    for name, lps in list_sets(root).items():
+    sets = list_sets(root)
+    if not sets:
+        raise UsageError(f"no test sets in the MTME layout under {root} (expected NAME/sources/SRC-TGT.txt)")
+    for name, lps in sets.items():
         click.echo(f"{name}\t{' '.join(lps)}")
 
 
-@meta_eval_group.command("echo")
+@meta_eval_group.command("echo", aliases=ALIASES)
 @set_options
 @click.argument("what", type=click.Choice(["src", "ref", "sys", "docs", "scores", "systems", "metrics"]))
-@click.option("--name", help="reference / system / scorer name")
-@click.option("--level", type=click.Choice(LEVELS), default="sys")
-def echo_command(root, test_set, lp, what, name, level) -> None:
+@click.option("--name", help="the reference, system or scorer to print (ref, sys, scores)")
+@click.option("--level", type=click.Choice(LEVELS), default="sys", show_default=True, help="level of scores")
+def echo_command(root, test_set, language_pair, what, name, level) -> None:
     """Print texts, documents, names or scores of a test set."""
-    evs = EvalSet(root, test_set, lp)
+    evs = EvalSet(root, test_set, language_pair)
     if what == "src":
         lines = evs.src
     elif what in ("ref", "sys"):
         table = evs.refs if what == "ref" else evs.sys_outputs
         if name not in table:
-            raise UsageError(f"--name must be one of {', '.join(sorted(table))}")
+            raise UsageError(f"--name: expected one of {', '.join(sorted(table))}, got {name!r}")
         lines = table[name]
     elif what == "docs":
         lines = [f"{d}\t{doc}" for d, doc in zip(evs.domain_per_seg, evs.doc_per_seg)]
@@ -89,7 +133,9 @@ def echo_command(root, test_set, lp, what, name, level) -> None:
     else:
         scores = evs.Scores(level, name or "")
         if scores is None:
-            raise UsageError(f"no scores {name!r} at level {level}")
+            have = ", ".join(sorted(evs.scores[level])) or "(none)"
+            raise UsageError(f"--name: expected a scorer with {level} scores ({have}), got {name!r}"
+                             if name else f"echo scores needs --name SCORER; at level {level}: {have}")
         lines = [f"{s}\t{v}" for s, vs in scores.items() for v in vs]
     for line in lines:
         click.echo(line)
@@ -107,7 +153,7 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
                            f"doc {len(evs.docs)}, domain {len(evs.domains)})")
 
 
-@meta_eval_group.command("correlate")
+@meta_eval_group.command("correlate", aliases=ALIASES)
 @set_options
 @corr_options
 @click.option("--scores", "scores_file", type=click.Path(dir_okay=False), default="-",
@@ -115,16 +161,17 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
 @click.option("--tie-calibration", is_flag=True,
               help="Kendall 23/acc23 with the metric tie threshold optimized (MTME's KendallWithTiesOpt)")
 @click.option("--sample-rate", type=float, default=1.0, show_default=True, help="pair sampling for --tie-calibration")
-def correlate_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, scores_file,
-                      tie_calibration, sample_rate):
+def correlate_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon,
+                      include_human, fmt, scores_file, tie_calibration, sample_rate):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
-    evs = EvalSet(root, test_set, lp)
+    evs = EvalSet(root, test_set, language_pair)
     scores = parse_score_lines(sys.stdin.read().splitlines(), "<stdin>") if scores_file == "-" else \
         read_score_file(scores_file)
     level = level or _detect_level(evs, scores)
-    systems, gold = _vectors(evs, human, level, scores)
+    stem = os.path.basename(scores_file).split(".")[0] if scores_file != "-" else ""
+    systems, gold = _vectors(evs, human, level, scores, include_human, _used_refs(evs, stem))
     metric = [v for s in systems for v in scores[s]]
-    doc = {"test_set": test_set, "lp": lp, "human": human, "level": level, "average_by": average,
+    doc = {"test_set": test_set, "lp": language_pair, "human": human, "level": level, "average_by": average,
            "statistic": statistic, "systems": systems}
     if tie_calibration:
         if statistic != "kendall" or variant not in ("23", "acc23"):
@@ -151,15 +198,20 @@ def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]
     return scores
 
 
-@meta_eval_group.command("compare")
+TRIALS = click.option("-k", "--trials", type=click.IntRange(min=1), default=1000, show_default=True,
+                      help="resampling trials of the significance test")
+MODE = click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True,
+                    help="fast batched draws, or MTME's exact legacy random stream")
+
+
+@meta_eval_group.command("compare", aliases=ALIASES)
 @set_options
 @corr_options
 @click.argument("metric1")
 @click.argument("metric2")
-@click.option("-k", "--trials", type=click.IntRange(min=1), default=1000, show_default=True)
-@click.option("--seed", type=int, default=None)
-@click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True,
-              help="fast batched draws, or MTME's exact legacy random stream")
+@TRIALS
+@opt.seed("random seed of the test's draws")
+@MODE
 @click.option("--test", "test_kind", type=click.Choice(["permutation", "bootstrap", "pairwise"]),
               default="permutation", show_default=True,
               help="pairwise: MTME's PairwisePermutationSigDiff (WMT23), pair outcomes swapped, Kendall variants")
@@ -167,16 +219,17 @@ def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]
 @click.option("--epsilon2", type=float, default=None, help="--test pairwise: METRIC2's tie threshold (default: calibrated)")
 @click.option("--sample-rate", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True,
               help="--test pairwise: pair sampling of the tie calibration")
-def compare_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, metric1, metric2,
-                    trials, seed, mode, test_kind, epsilon1, epsilon2, sample_rate):
+def compare_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
+                    fmt, metric1, metric2, trials, seed, mode, test_kind, epsilon1, epsilon2, sample_rate):
     """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, bootstrap, or
     the pair-swapping permutation test of Kendall-like correlations)"""
     from evalpipe.meta.significance import bootstrap_test, permutation_test
 
-    evs = EvalSet(root, test_set, lp)
+    evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
     s1, s2 = _metric_scores(evs, level, metric1), _metric_scores(evs, level, metric2)
-    systems, gold = _vectors(evs, human, level, {s: v for s, v in s1.items() if s in s2})
+    systems, gold = _vectors(evs, human, level, {s: v for s, v in s1.items() if s in s2}, include_human,
+                             _used_refs(evs, metric1, metric2))
     v1 = [v for s in systems for v in s1[s]]
     v2 = [v for s in systems for v in s2[s]]
     opts = _stat_options(statistic, variant, epsilon)
@@ -207,18 +260,18 @@ def compare_command(root, test_set, lp, human, level, average, statistic, varian
                f"delta {result['delta']:.4f}  p = {result['p_value']:.4f} ({result['trials']} trials)")
 
 
-@meta_eval_group.command("matrix")
+@meta_eval_group.command("matrix", aliases=ALIASES)
 @set_options
 @corr_options
-@click.option("--metrics", default=None, help="comma-separated metric names (default: all at the level)")
-@click.option("-k", "--trials", type=click.IntRange(min=1), default=1000, show_default=True)
-@click.option("--seed", type=int, default=None)
-@click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True)
-@click.option("--threshold", type=float, default=0.05, show_default=True)
-@click.option("--report", "report_file", type=click.Path(dir_okay=False),
-              help="also write a self-contained HTML report (extra evalpipe[report])")
-def matrix_command(root, test_set, lp, human, level, average, statistic, variant, epsilon, fmt, metrics, trials, seed,
-                   mode, threshold, report_file):
+@opt.metrics("metrics to rank: several after one flag, repeated or comma-separated (default: all at the level)")
+@TRIALS
+@opt.seed("random seed of the tests' draws")
+@MODE
+@click.option("--threshold", type=float, default=0.05, show_default=True,
+              help="p-value below which two metrics are in different significance clusters")
+@opt.report()
+def matrix_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
+                   fmt, metric_names, trials, seed, mode, threshold, report_file):
     """Rank metrics by correlation with significance clusters (MTME's --matrix).
 
     The JSON holds the ranking, the p-value matrix and the settings; at the system level also every
@@ -230,16 +283,19 @@ def matrix_command(root, test_set, lp, human, level, average, statistic, variant
 
         page.figures.pyplot()  # a missing extra fails before the tests run
 
-    evs = EvalSet(root, test_set, lp)
+    evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
-    names = metrics.split(",") if metrics else sorted(m for m in evs.metric_names if m in evs.scores[level])
+    names = [n for value in metric_names for n in value.split(",") if n] or \
+        sorted(m for m in evs.metric_names if m in evs.scores[level])
+    if not names:
+        raise UsageError(f"no metric scores at level {level} in {evs.dir}")
     tables = {n: _metric_scores(evs, level, n) for n in names}
     common = set.intersection(*(set(t) for t in tables.values()))
-    systems, gold = _vectors(evs, human, level, {s: None for s in common})
+    systems, gold = _vectors(evs, human, level, {s: None for s in common}, include_human, _used_refs(evs, *names))
     vectors = {n: [v for s in systems for v in t[s]] for n, t in tables.items()}
     result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
                                  threshold=threshold, **_stat_options(statistic, variant, epsilon))
-    result.update(test_set=test_set, lp=lp, human=human, level=level, statistic=statistic, average_by=average,
+    result.update(test_set=test_set, lp=language_pair, human=human, level=level, statistic=statistic, average_by=average,
                   threshold=threshold, trials=trials, systems=systems,
                   **({"human_scores": gold, "metric_scores": vectors} if level == "sys" else {}))
     if statistic == "kendall":
@@ -251,23 +307,27 @@ def matrix_command(root, test_set, lp, human, level, average, statistic, variant
                "\n".join(f"{rank:>3}  {name:<30} {corr:.4f}" for rank, name, corr in rows))
 
 
-@meta_eval_group.command("add-metric")
+@meta_eval_group.command("add-metric", aliases=ALIASES)
 @set_options
 @click.argument("metric")
-@click.option("--ref", "refs", multiple=True, help="reference name(s) (default: the first)")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE")
+@click.option("-r", "--ref", "refs", multiple=True, metavar="NAME",
+              help="the test set's reference(s) to score against, by name, e.g. refA (default: the first)")
+@opt.metric_options()
 @click.option("--name", help="metric name in the files (default: METRIC)")
-@click.option("--engine", default="local", show_default=True, metavar="NAME",
-              help="local, pool, spark or any evalpipe.engines plugin (module:Class too)")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
-def add_metric_command(root, test_set, lp, metric, refs, options, name, engine, workers) -> None:
+@stacked(opt.engines("systems"))
+def add_metric_command(root, test_set, language_pair, metric, refs, options, name, engine, workers,
+                       spark_master) -> None:
     """Score every system with an evalpipe METRIC and write metric-scores files (sys and seg)."""
     from evalpipe.engines import make_engine
     from evalpipe.meta.metric_files import add_metric
 
-    evs = EvalSet(root, test_set, lp)
+    evs = EvalSet(root, test_set, language_pair)
+    unknown = sorted(set(refs) - set(evs.refs))
+    if unknown:
+        raise UsageError(f"-r/--ref: expected reference names of {test_set} {language_pair} "
+                         f"({', '.join(sorted(evs.refs))}), got {', '.join(unknown)}")
     (spec,) = metric_specs([metric], parse_key_values(options))
-    with make_engine(engine, workers) as runner:
+    with make_engine(engine, workers, spark_master=spark_master) as runner:
         paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner)
     for level, path in paths.items():
         click.echo(f"{level}\t{path}")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command
 from evalpipe.corpus import write_atomically
 from evalpipe.errors import InputError, UsageError
@@ -60,24 +61,26 @@ def instance_records(path: str) -> list:
     return records
 
 
-@click.command("report", cls=Command)
+@click.command("report", cls=Command, aliases={"-o": "--output"})
 @click.argument("json_files", nargs=-1, type=click.Path(dir_okay=False, exists=True))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="the HTML file to write")
+@opt.output("the HTML file to write (missing folders are created)", required=True)
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
-              help="also write the main figure (score-corpus: scores with 95%% intervals) as .svg, .png or .pdf")
+              help="also write the main figure (score-corpus: scores with 95% intervals) as .svg, .png or .pdf")
 @click.option("--instances", type=click.Path(dir_okay=False, exists=True),
               help="simul: a SimulEval instances.log, for one sentence's delay staircase")
 @click.option("--sentence", type=click.IntRange(min=0), default=0, show_default=True, help="simul: that sentence")
 @click.option("--title", default=None, help="the page title")
-@click.option("--demo", is_flag=True, help="score the shipped demo (10 WMT21 en-de systems x 300 segments, BLEU and "
-                                           "chrF, every pair compared) and report it")
+@opt.demo("score the shipped demo (10 WMT21 en-de systems x 300 segments, BLEU and chrF, every pair compared) "
+          "and report it")
 def report(json_files, output, plot_file, instances, sentence, title, demo) -> None:
     """Write a self-contained HTML report of JSON_FILES (the --format json output of score-corpus --all-pairs,
     meta-eval matrix, compare, or of one or more simul runs), or with --demo of the shipped demo systems."""
     from evalpipe.report import figures, page
 
-    if demo == bool(json_files):
-        raise UsageError("give JSON files written by evalpipe, or --demo")
+    if demo and json_files:
+        raise UsageError(f"--demo reports the shipped demo: give no JSON files (got {', '.join(json_files)})")
+    if not demo and not json_files:
+        raise UsageError("give JSON files written by evalpipe (--format json), or --demo")
 
     plot_format = figures.plot_format(plot_file) if plot_file else None
     docs = {"<demo>": _demo_doc()} if demo else {}

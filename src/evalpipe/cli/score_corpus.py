@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import click
 
 from evalpipe import __version__
-from evalpipe.cli.base import Command, setup_logging
+from evalpipe.cli import options as opt
+from evalpipe.cli.base import Command, Several, setup_logging, stacked
 from evalpipe.corpus import check_same_length, read_lines, read_stream, write_atomically
 from evalpipe.engines import make_engine
 from evalpipe.errors import UsageError
@@ -44,6 +45,35 @@ def _text_systems(refs: List[str], paths: List[str], named: List[str], read_here
     return [System(name, [TextPairs(lines, references, name) for lines in t]) for name, t in texts.items()]
 
 
+def demo_files() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """(the reference, the system files) of the shipped demo: 10 WMT21 en-de systems x 300 segments."""
+    from importlib import resources
+
+    folder = resources.files("evalpipe").joinpath("demo", "wmt21-ende")
+    systems = sorted(str(p) for p in folder.joinpath("systems").iterdir() if p.name.endswith(".de"))
+    return (str(folder / "ref.de"),), tuple(systems)
+
+
+#: sacrebleu's BLEU tokenizer for a target language (its BLEU._TOKENIZER_MAP); 13a for the rest
+TARGET_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+
+
+def sacrebleu_dialect(names: List[str], options: Dict[str, str], language_pair: Optional[str],
+                      sentence_level: bool) -> Dict[str, str]:
+    """The metric options with sacrebleu's command-line habits applied where the user did not say
+    otherwise: ``-l SRC-TGT`` picks BLEU's tokenizer for the target language, and ``--sentence-level``
+    is sentence BLEU with effective order (sacrebleu's CLI sets it for sentence scores)."""
+    out = dict(options)
+    if "bleu" not in names:
+        return out
+    target = language_pair.split("-")[1] if language_pair else None
+    if target in TARGET_TOKENIZERS and not {"tokenize", "bleu.tokenize"} & set(out):
+        out["bleu.tokenize"] = TARGET_TOKENIZERS[target]
+    if sentence_level and not {"effective_order", "bleu.effective_order"} & set(out):
+        out["bleu.effective_order"] = "true"
+    return out
+
+
 def _progress(total: int, quiet: bool):
     if quiet or not sys.stderr.isatty() or total < 2:
         return None
@@ -52,45 +82,43 @@ def _progress(total: int, quiet: bool):
 
 @click.command("score-corpus", cls=Command, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("system_files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-r", "--ref", "refs", multiple=True, type=click.Path(dir_okay=False),
-              help="reference file (repeat for several references)")
-@click.option("-m", "--metric", "metric_names", multiple=True,
-              help="metric (repeat for several; default bleu, or bleu ap al dal laal with --instances)")
+@click.option("-i", "--input", "input_files", cls=Several, type=click.Path(dir_okay=False), metavar="FILE...",
+              help="system files (sacrebleu's -i: several after one flag); the same as naming them as arguments")
+@opt.refs()
+@opt.metrics("metric: several after one flag (-m bleu chrf ter) or repeated; default bleu, or bleu ap al dal "
+             "laal with --instances")
+@opt.metric_options()
+@opt.language_pair("source-target language pair: sacrebleu's default BLEU tokenizer for the target language "
+                   "(zh, ja-mecab, ko-mecab; 13a otherwise), unless -o tokenize=... says otherwise")
 @click.option("--instances", "instance_logs", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="a SimulEval instances.log (JSON lines) to score as one system (repeat for several)")
-@click.option("-o", "--option", "options", multiple=True, metavar="[METRIC.]KEY=VALUE", help="metric option")
 @click.option("--system", "named_systems", multiple=True, metavar="NAME=RUN1[,RUN2...]",
               help="a system with one or more optimizer runs (MultEval style)")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json", "tsv"]), default="table", show_default=True)
-@click.option("--sentence-level", is_flag=True, help="per-segment scores (JSON lines with --format json, else TSV)")
-@click.option("--confidence", is_flag=True, help="bootstrap 95%% confidence intervals")
-@click.option("--confidence-n", type=click.IntRange(min=2), default=1000, show_default=True,
-              help="bootstrap resamples for --confidence")
+@opt.demo("score the shipped demo: 10 WMT21 en-de systems x 300 segments against their reference")
+@opt.fmt(["table", "json", "tsv"], "table")
+@click.option("--sentence-level", is_flag=True,
+              help="per-segment scores as sacrebleu's command line gives them (sentence BLEU with effective order, "
+                   "eff:yes); JSON lines with --format json, else TSV; each with its signature")
+@stacked(opt.confidence())
 @click.option("--paired-bs", is_flag=True, help="paired bootstrap resampling against the first system")
 @click.option("--paired-ar", is_flag=True, help="paired approximate randomization against the first system")
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="trials of the paired test (default 1000 for bs, 10000 for ar)")
 @click.option("--all-pairs", is_flag=True,
               help="paired bootstrap between every pair of systems, Holm-adjusted, with significance clusters")
-@click.option("--report", "report_file", type=click.Path(dir_okay=False),
-              help="write a self-contained HTML report (implies --confidence --all-pairs; extra evalpipe[report])")
+@opt.report("write a self-contained HTML report (implies --confidence --all-pairs; extra evalpipe[report])")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False),
-              help="write the scores with their 95%% intervals as FILE.svg, .png or .pdf (implies --confidence)")
-@click.option("--seed", default="12345", show_default=True, help="random seed of resampling ('none' for a random one)")
-@click.option("--engine", default="local", show_default=True, metavar="NAME",
-              help="where stats are computed: local, pool, spark or any evalpipe.engines plugin (module:Class too); "
-                   "results identical on every engine")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="processes extracting stats (local/pool engines; results identical to 1)")
-@click.option("--spark-master", default="local[2]", show_default=True,
-              help="Spark master URL for --engine spark (local[2], spark://host:7077, yarn)")
-@click.option("-w", "--width", type=click.IntRange(min=0), default=2, show_default=True, help="decimals in the table")
+              help="write the scores with their 95% intervals as FILE.svg, .png or .pdf (implies --confidence)")
+@opt.seed()
+@stacked(opt.engines())
+@opt.width()
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
-@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def score_corpus(system_files, refs, metric_names, instance_logs, options, named_systems, fmt, sentence_level,
-                 confidence, confidence_n, paired_bs, paired_ar, paired_n, all_pairs, report_file, plot_file, seed, engine,
-                 workers, spark_master, width, quiet, verbose) -> None:
-    """Score SYSTEM_FILES (or stdin) against the references with every metric.
+@opt.verbose()
+def score_corpus(system_files, input_files, refs, metric_names, options, language_pair, instance_logs,
+                 named_systems, demo, fmt, sentence_level, confidence, confidence_n, paired_bs, paired_ar, paired_n,
+                 all_pairs, report_file, plot_file, seed, engine, workers, spark_master, width, quiet,
+                 verbose) -> None:
+    """Score SYSTEM_FILES (or -i FILES, or stdin) against the references with every metric.
 
     Numbers and signatures are sacrebleu's for bleu, chrf and ter.  Exit codes: 2 for usage
     errors, 1 for data errors.
@@ -104,17 +132,20 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
         confidence, all_pairs = True, all_pairs or bool(report_file)
     if paired_bs and paired_ar:
         raise UsageError("choose one of --paired-bs and --paired-ar")
-    try:
-        seed_value: Optional[int] = None if seed.lower() == "none" else int(seed)
-    except ValueError:
-        raise click.BadParameter(f"expected an integer or 'none', got {seed!r}", param_hint="--seed") from None
+    system_files = tuple(system_files) + tuple(input_files)
+    if demo:
+        if refs or system_files or named_systems or instance_logs:
+            raise UsageError("--demo scores the shipped systems: give no references, system files or logs")
+        refs, system_files = demo_files()
     if not refs and not instance_logs:
         raise UsageError("give reference files (-r REF) or SimulEval logs (--instances LOG)")
     if instance_logs and (refs or system_files or named_systems):
         raise UsageError("--instances logs carry their own references and predictions: "
                          "do not combine them with -r, system files or --system")
     default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else ("bleu",)
-    specs = metric_specs(metric_names or default_metrics, parse_key_values(options))
+    names = list(metric_names or default_metrics)
+    settings = sacrebleu_dialect(names, parse_key_values(options), language_pair, sentence_level)
+    specs = metric_specs(names, settings)
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         if instance_logs:
             from evalpipe.simul.records import read_instances
@@ -129,14 +160,14 @@ def score_corpus(system_files, refs, metric_names, instance_logs, options, named
             systems = _text_systems(list(refs), list(system_files), list(named_systems),
                                     read_here=not (runner.reads_files or stream))
         if sentence_level:
-            records = sentence_scores(systems, specs, runner)
+            records = sentence_scores(systems, specs, runner, signatures=True)
             click.echo(sentences_json(records) if fmt == "json" else sentences_tsv(records))
             return
         bar = _progress(len(specs) * sum(len(s.runs) for s in systems), quiet)
         try:
             results, test = score_systems(systems, specs, confidence=confidence_n if confidence else 0,
                                           paired="bs" if paired_bs else "ar" if paired_ar else None,
-                                          trials=paired_n, seed=seed_value, engine=runner, pairwise=all_pairs,
+                                          trials=paired_n, seed=seed, engine=runner, pairwise=all_pairs,
                                           progress=bar.update if bar else (lambda n: None))
         finally:
             if bar:

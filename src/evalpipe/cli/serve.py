@@ -7,6 +7,7 @@ from contextlib import suppress
 
 import click
 
+from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command, setup_logging
 from evalpipe.protocol.dispatch import DIALECTS
 from evalpipe.protocol.loop import MAX_LINE_BYTES, serve as serve_loop
@@ -15,8 +16,7 @@ from evalpipe.registry import metric_specs, parse_key_values
 
 @click.command(cls=Command)
 @click.argument("metric")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="metric option (METRIC.KEY=VALUE for one member of a combination)")
+@opt.metric_options("metric option (METRIC.KEY=VALUE for one member of a combination; repeat)")
 @click.option("--dialect", type=click.Choice(DIALECTS), default="meteor", show_default=True,
               help="meteor: one-vector EVAL answers one line; pycocoevalcap: also the aggregate line")
 @click.option("--on-error", type=click.Choice(["reply", "exit"]), default="reply", show_default=True,
@@ -29,7 +29,7 @@ from evalpipe.registry import metric_specs, parse_key_values
 @click.option("--talks", is_flag=True,
               help="also answer SCORE ||| talk ||| JSON: a whole long-form talk, rebuilt and realigned here "
                    "(see evalpipe.stream.talk_request)")
-@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
+@opt.verbose()
 def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats: bool, score_scale: float,
           max_line_bytes: int, talks: bool, verbose: bool) -> None:
     """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests).

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command
 from evalpipe.corpus import write_atomically
 from evalpipe.protocol.dispatch import DIALECTS
@@ -40,11 +41,13 @@ def write_shim(folder: str, metric: str, options: tuple = (), dialect: str = "me
 
 @click.command("shim", cls=Command)
 @click.argument("folder", type=click.Path(file_okay=False))
-@click.option("-m", "--metric", default="bleu", show_default=True, help="the metric the shim serves")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="metric option")
+@click.option("-m", "--metric", "--metrics", default="bleu", show_default=True,
+              help="the metric (or combination) the shim serves")
+@opt.metric_options()
 @click.option("--dialect", type=click.Choice(DIALECTS), default="meteor", show_default=True,
               help="pycocoevalcap: one-vector EVAL also answers the aggregate line")
-@click.option("--on-error", type=click.Choice(["reply", "exit"]), default="reply", show_default=True)
+@click.option("--on-error", type=click.Choice(["reply", "exit"]), default="reply", show_default=True,
+              help="reply: ERROR line and go on; exit: error on stderr, exit 1 (for tuners)")
 @click.option("--strict-stats", is_flag=True, help="reject EVAL vectors the metric cannot have produced")
 @click.option("--score-scale", type=float, default=1.0, show_default=True,
               help="multiply every EVAL score (0.01: BLEU on cdec's 0-1 scale)")

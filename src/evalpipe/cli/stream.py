@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from evalpipe import __version__
-from evalpipe.cli.base import Command, Group, setup_logging
+from evalpipe.cli import options as opt
+from evalpipe.cli.base import Command, Group, setup_logging, stacked
 from evalpipe.corpus import open_binary, read_lines
 from evalpipe.engines import make_engine
 from evalpipe.errors import UsageError
@@ -33,7 +34,7 @@ def stream_group() -> None:
 @click.option("--one-sentence", is_flag=True, help="score each stream as one sentence (no resegmentation)")
 @click.option("--read", "read_action", default="R", show_default=True, help="the READ action's token")
 @click.option("--write", "write_action", default="W", show_default=True, help="the WRITE action's token")
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@opt.fmt(["text", "json"], "text")
 def latency_command(source_file, streams, penalty_scale, one_sentence, read_action, write_action, fmt) -> None:
     """Stream-level AP, AL and DAL (Iranzo-Sánchez et al., 2021) of resegmented streams."""
     source = [len(line.split()) for line in read_lines(source_file)]
@@ -57,7 +58,11 @@ def latency_command(source_file, streams, penalty_scale, one_sentence, read_acti
                f"AP {ap!r}\nAL {al!r}\nDAL {dal!r}\nsentences {total[3]} in {len(streams)} stream(s)")
 
 
-@stream_group.command("score", cls=Command)
+#: flags of earlier releases, accepted for one more release with a warning
+ALIASES = {"--reference": "--ref"}
+
+
+@stream_group.command("score", cls=Command, aliases=ALIASES)
 @click.option("--log-file", "log_files", required=True, multiple=True, type=click.Path(dir_okay=False),
               help="a simulstream metrics.jsonl log, or a hypothesis file in --hypothesis-format "
                    "(repeat to compare systems on the same talks)")
@@ -73,8 +78,7 @@ def latency_command(source_file, streams, penalty_scale, one_sentence, read_acti
               help="JSONL key of the computation-aware times")
 @click.option("--fix-simuleval-emission-ca", is_flag=True,
               help="JSONL: make SimulEval's cumulative elapsed times incremental (OmniSTEval's flag)")
-@click.option("-r", "--reference", required=True, type=click.Path(dir_okay=False),
-              help="the reference sentences, one a line")
+@opt.ref("the reference sentences, one a line", required=True)
 @click.option("--eval-config", type=click.Path(dir_okay=False),
               help="simulstream eval config (detokenizer_type: simuleval, latency_unit word/char/spm); "
                    "default: tokens joined with spaces")
@@ -83,22 +87,17 @@ def latency_command(source_file, streams, penalty_scale, one_sentence, read_acti
 @click.option("--resegmenter", type=click.Choice(["omnisteval", "mweralign"]), default="omnisteval",
               show_default=True, help="realign as OmniSTEval 0.1.10 or as simulstream 1.0.0 (mweralign, extra)")
 @click.option("--lang", default=None, help="OmniSTEval's Moses tokenization language (omnisteval resegmenter)")
-@click.option("-m", "--metric", "metric_names", multiple=True,
-              help="metric (repeat); default: what the resegmenter's anchor reports")
-@click.option("-o", "--option", "options", multiple=True, metavar="[METRIC.]KEY=VALUE", help="metric option")
-@click.option("--confidence", is_flag=True, help="bootstrap 95%% confidence intervals over talks")
-@click.option("--confidence-n", type=click.IntRange(min=2), default=1000, show_default=True)
+@opt.metrics("metric: several after one flag or repeated; default: what the resegmenter's anchor reports")
+@opt.metric_options()
+@stacked(opt.confidence("talks"))
 @click.option("--paired-bs", is_flag=True, help="paired bootstrap over talks against the first log")
-@click.option("--seed", type=int, default=12345, show_default=True)
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("-w", "--width", type=click.IntRange(min=0), default=4, show_default=True, help="decimals in the table")
-@click.option("--engine", default="local", show_default=True, metavar="NAME",
-              help="local, pool, spark or any evalpipe.engines plugin; talks are the unit of work")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--spark-master", default="local[2]", show_default=True)
-@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
+@opt.seed()
+@opt.fmt(["table", "json"], "table")
+@opt.width()
+@stacked(opt.engines("talks"))
+@opt.verbose()
 def score_command(log_files, hypothesis_format, audio_definition, text_segmentation, emission_cu_key, emission_ca_key,
-                  fix_simuleval_emission_ca, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
+                  fix_simuleval_emission_ca, ref, eval_config, latency_unit, resegmenter, lang, metric_names,
                   options, confidence, confidence_n, paired_bs, seed, fmt, width, engine, workers, spark_master,
                   verbose) -> None:
     """Score long-form streaming logs: rebuild each talk, realign it to the references, and score
@@ -108,7 +107,7 @@ def score_command(log_files, hypothesis_format, audio_definition, text_segmentat
     OmniSTEval 0.1.10's (--resegmenter omnisteval; Long* latency in ms)."""
     setup_logging(verbose)
     jsonl = {"cu_key": emission_cu_key, "ca_key": emission_ca_key, "fix_ca": fix_simuleval_emission_ca}
-    _score(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
+    _score(log_files, audio_definition, ref, eval_config, latency_unit, resegmenter, lang, metric_names,
            options, confidence_n if confidence else 0, paired_bs, seed, fmt, width, engine, workers, spark_master,
            hypothesis_format, text_segmentation, jsonl)
 
@@ -147,7 +146,8 @@ def _score(log_files, audio_definition, reference, eval_config, latency_unit, re
     click.echo(to_json(results, header) if fmt == "json" else to_metric_table(results, width))
 
 
-@stream_group.command("run", cls=Command)
+@stream_group.command("run", cls=Command, aliases={**ALIASES, "-o": "--agent-option", "--option": "--agent-option",
+                                                    "--log-file": "--output"})
 @click.option("--source", "source_file", type=click.Path(dir_okay=False, exists=True),
               help="text run: the source sentences of every talk, one a line (words arrive evenly over each sentence)")
 @click.option("--audio", is_flag=True,
@@ -155,20 +155,18 @@ def _score(log_files, audio_definition, reference, eval_config, latency_unit, re
                    "folder) in chunks with timestamps; with --demo, stand-in recordings are made for the demo talks")
 @click.option("-a", "--audio-definition", type=click.Path(dir_okay=False, exists=True),
               help="YAML (or JSON) list of wav, offset and duration, one entry per source sentence")
-@click.option("-r", "--reference", type=click.Path(dir_okay=False, exists=True),
-              help="reference sentences: score the log once written")
+@opt.ref("reference sentences: score the log once written")
 @click.option("--agent", default="replay", show_default=True,
               help="an evalpipe.longform_agents plugin or module:Class")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="agent option")
+@opt.agent_options()
 @click.option("--chunk", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="seconds of a talk's clock between steps")
-@click.option("--log-file", type=click.Path(dir_okay=False),
-              help="where the simulstream-format log goes (default: stream-run.jsonl, or a temporary file with --demo)")
-@click.option("--demo", is_flag=True,
-              help="the shipped demo: two WMT21 TED talks, Online-W replayed with Nemo's drafts retracted")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("-v", "--verbose", is_flag=True, help="debug logs on stderr")
-def run_command(source_file, audio, audio_definition, reference, agent, options, chunk, log_file, demo, fmt,
+@opt.output("where the simulstream-format log goes (default: stream-run.jsonl; with --demo, a temporary "
+            "file removed at the end unless --output is given)")
+@opt.demo("the shipped demo: two WMT21 TED talks, Online-W replayed with Nemo's drafts retracted")
+@opt.fmt(["table", "json"], "table")
+@opt.verbose()
+def run_command(source_file, audio, audio_definition, ref, agent, agent_options, chunk, output, demo, fmt,
                 verbose) -> None:
     """Run a long-form agent over whole talks (their text word by word, or with --audio their recordings),
     write a simulstream-format log, and (with -r, or --demo) score it with OmniSTEval's metrics."""
@@ -182,37 +180,38 @@ def run_command(source_file, audio, audio_definition, reference, agent, options,
     from evalpipe.stream.run import run_talk
 
     setup_logging(verbose)
-    settings = parse_key_values(options)
-    if demo:
-        if source_file or audio_definition or reference:
-            raise UsageError("--demo brings its own source, audio definition and reference")
-        folder = resources.files("evalpipe").joinpath("demo", "longform")
-        source_file, audio_definition = str(folder / "source.en"), str(folder / "audio.json")
-        reference = str(folder / "reference.de")
-        settings = {"hypothesis": str(folder / "online-w.de"), "drafts": str(folder / "nemo.de"), "lag": "2",
-                    "retract": "0.25", **settings}
-        work = Path(tempfile.mkdtemp(prefix="evalpipe-stream-"))
-        log_file = log_file or str(work / "metrics.jsonl")
-        if audio:  # stand-in recordings beside a copy of the audio definition
-            for name, refs in read_references(audio_definition, source_file).items():
-                recordings.synthesize(work / f"{name}.wav", [(r.content, r) for r in refs])
-            write_atomically(str(work / "audio.json"), Path(audio_definition).read_text(encoding="utf-8"))
-            audio_definition = str(work / "audio.json")
-    if not audio_definition or bool(source_file) == audio and not demo:
-        raise UsageError("give --audio-definition with either --source (text) or --audio (recordings), or --demo")
-    log_file = log_file or "stream-run.jsonl"
-    talks = read_segments(audio_definition) if audio else read_references(audio_definition, source_file)
-    wavs = recordings.talk_wavs(audio_definition) if audio else {}
-    runner = load_agent(agent, settings)
-    lines = io.StringIO()
-    steps = sum(run_talk(runner, name, ident, [(r.content, r) for r in refs], chunk, lines,
-                         recordings.read_wav(str(wavs[name])) if audio else None)
-                for ident, (name, refs) in enumerate(talks.items()))
-    write_atomically(log_file, lines.getvalue())
-    click.echo(f"{len(talks)} talk(s), {steps} steps ({'audio' if audio else 'text'}): {log_file}", err=True)
-    if reference:
-        from evalpipe.scoring.talks import DEFAULT_METRICS
+    settings = parse_key_values(agent_options, "--agent-option")
+    with tempfile.TemporaryDirectory(prefix="evalpipe-stream-") as scratch:  # removed however the run ends
+        work = Path(scratch)
+        if demo:
+            if source_file or audio_definition or ref:
+                raise UsageError("--demo brings its own source, audio definition and reference")
+            folder = resources.files("evalpipe").joinpath("demo", "longform")
+            source_file, audio_definition = str(folder / "source.en"), str(folder / "audio.json")
+            ref = str(folder / "reference.de")
+            settings = {"hypothesis": str(folder / "online-w.de"), "drafts": str(folder / "nemo.de"), "lag": "2",
+                        "retract": "0.25", **settings}
+            if audio:  # stand-in recordings beside a copy of the audio definition
+                for name, refs in read_references(audio_definition, source_file).items():
+                    recordings.synthesize(work / f"{name}.wav", [(r.content, r) for r in refs])
+                write_atomically(str(work / "audio.json"), Path(audio_definition).read_text(encoding="utf-8"))
+                audio_definition = str(work / "audio.json")
+        if not audio_definition or bool(source_file) == audio and not demo:
+            raise UsageError("give --audio-definition with either --source (text) or --audio (recordings), or --demo")
+        log_file = output or (str(work / "metrics.jsonl") if demo else "stream-run.jsonl")
+        talks = read_segments(audio_definition) if audio else read_references(audio_definition, source_file)
+        wavs = recordings.talk_wavs(audio_definition) if audio else {}
+        runner = load_agent(agent, settings)
+        lines = io.StringIO()
+        steps = sum(run_talk(runner, name, ident, [(r.content, r) for r in refs], chunk, lines,
+                             recordings.read_wav(str(wavs[name])) if audio else None)
+                    for ident, (name, refs) in enumerate(talks.items()))
+        write_atomically(log_file, lines.getvalue())
+        kept = log_file if output or not demo else "a temporary log, removed at the end (--output keeps it)"
+        click.echo(f"{len(talks)} talk(s), {steps} steps ({'audio' if audio else 'text'}): {kept}", err=True)
+        if ref:
+            from evalpipe.scoring.talks import DEFAULT_METRICS
 
-        metrics = DEFAULT_METRICS["omnisteval"] + ("normalized_erasure", "real_time_factor")
-        _score([log_file], audio_definition, reference, None, "word", "omnisteval", None, metrics, (), 0, False,
-               12345, fmt, 4, "local", 1, "local[2]")
+            metrics = DEFAULT_METRICS["omnisteval"] + ("normalized_erasure", "real_time_factor")
+            _score([log_file], audio_definition, ref, None, "word", "omnisteval", None, metrics, (), 0, False,
+                   opt.DEFAULT_SEED, fmt, opt.DEFAULT_WIDTH, "local", 1, "local[2]")

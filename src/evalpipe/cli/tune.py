@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 import click
 import numpy as np
 
+from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command, setup_logging
 from evalpipe.corpus import read_lines, write_atomically
 from evalpipe.errors import UsageError
@@ -18,21 +19,22 @@ from evalpipe.tune.mert import TuneResult, corpus_score, mert, nbest_stats
 from evalpipe.tune.nbest import parse_nbest, read_nbest
 
 
-@click.command("tune", cls=Command)
+@click.command("tune", cls=Command, aliases={"--weights-out": "--output"})
 @click.argument("nbest_file", required=False, type=click.Path(dir_okay=False, exists=True))
-@click.option("-r", "--ref", "refs", multiple=True, type=click.Path(dir_okay=False, exists=True),
-              help="reference file, line i for segment id i (repeat for several)")
-@click.option("-m", "--metric", default="bleu", show_default=True, help="evalpipe metric or combination to tune for")
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="metric option")
+@opt.refs("reference file, line i for segment id i (repeat for several)")
+@click.option("-m", "--metric", "--metrics", default="bleu", show_default=True,
+              help="the evalpipe metric or combination to tune for (one)")
+@opt.metric_options()
 @click.option("--scorer-cmd", help="any METEOR-style scorer command instead of `evalpipe serve METRIC`")
 @click.option("--minimize", is_flag=True, help="lower is better (TER; default: the metric's own direction)")
 @click.option("--restarts", type=click.IntRange(min=0), default=5, show_default=True, help="random start points")
-@click.option("--random-directions", type=click.IntRange(min=0), default=2, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--weights-out", type=click.Path(dir_okay=False), help="write weights, score and tuning curve (JSON)")
-@click.option("--demo", is_flag=True, help="tune on the shipped WMT21 en-de demo and evaluate on held-out segments")
-@click.option("-v", "--verbose", is_flag=True, help="progress on stderr")
-def tune(nbest_file, refs, metric, options, scorer_cmd, minimize, restarts, random_directions, seed, weights_out,
+@click.option("--random-directions", type=click.IntRange(min=0), default=2, show_default=True,
+              help="random search directions tried besides the coordinate axes, per iteration")
+@opt.seed("random seed of the start points and directions", default=0)
+@opt.output("write weights, score and tuning curve (JSON)")
+@opt.demo("tune on the shipped WMT21 en-de demo and evaluate on held-out segments")
+@opt.verbose("progress on stderr")
+def tune(nbest_file, refs, metric, options, scorer_cmd, minimize, restarts, random_directions, seed, output,
          demo, verbose) -> None:
     """Tune feature weights on NBEST_FILE (`id ||| hypothesis ||| Name= v ... ||| total`) for METRIC."""
     setup_logging(verbose)
@@ -52,7 +54,13 @@ def tune(nbest_file, refs, metric, options, scorer_cmd, minimize, restarts, rand
         if not nbest_file or not refs:
             raise UsageError("give an n-best file and -r REF (or --demo)")
         nbest, streams = read_nbest(nbest_file), [read_lines(r) for r in refs]
-    command = shlex.split(scorer_cmd) if scorer_cmd else None
+    try:
+        command = shlex.split(scorer_cmd) if scorer_cmd else None
+    except ValueError as exc:
+        raise click.BadParameter(f"expected a shell command line, got {scorer_cmd!r} ({exc})",
+                                 param_hint="--scorer-cmd") from None
+    if command == []:
+        raise click.BadParameter("expected a command, got an empty string", param_hint="--scorer-cmd")
     with Client(metric, parse_key_values(options), command=command, timeout=600) as client:
         start = time.perf_counter()
         stats = nbest_stats(nbest, streams, client)
@@ -66,8 +74,8 @@ def tune(nbest_file, refs, metric, options, scorer_cmd, minimize, restarts, rand
                                   "restarts": restarts, "random_directions": random_directions, "seed": seed}
         if demo:
             report["held_out"] = _held_out(nbest, stats, client, result, sorted(systems))
-    if weights_out:
-        write_atomically(weights_out, json.dumps(report, indent=1) + "\n")
+    if output:
+        write_atomically(output, json.dumps(report, indent=1) + "\n")
     for name, value in result.weights.items():
         click.echo(f"{name}\t{value!r}")
     click.echo(f"tuning score\t{result.score!r}")

@@ -109,7 +109,8 @@ def kendall_from_counts(con: Any, dis: Any, t_x: Any, t_y: Any, t_xy: Any, varia
         undefined = (x_tie == total) | (y_tie == total)
         with np.errstate(invalid="ignore", divide="ignore"):
             tau = (con - dis) / np.sqrt(total - x_tie) / np.sqrt(total - y_tie) if variant == "b" else \
-                2 * (con - dis) / (size ** 2 * (min_classes - 1) / min_classes)
+                2 * np.asarray(con - dis, dtype=float) / (np.asarray(size, dtype=float) ** 2 * (
+                    np.asarray(min_classes, dtype=float) - 1) / min_classes)  # one class: 0/0, NaN (scipy's value)
         return np.where(undefined, np.nan, tau)
     if variant == "23":
         return (con + t_xy - dis - t_x - t_y) / total

@@ -228,10 +228,13 @@ def render(fig: Any, fmt: str = "svg", path: Optional[str] = None) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"expected a plot format among {', '.join(FORMATS)}, got {fmt!r}")
     plt = pyplot()
-    buffer = io.BytesIO() if path is None else path
+    buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt in ("svg", "pdf") else None)
     plt.close(fig)
     if path is not None:
+        from evalpipe.corpus import write_atomically
+
+        write_atomically(path, buffer.getvalue())
         return path
     text = buffer.getvalue().decode("utf-8")
     return text[text.index("<svg"):]  # without the XML prolog, for inline HTML

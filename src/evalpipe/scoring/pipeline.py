@@ -141,7 +141,7 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
             result = Result(system=system.name, metric=spec.name, score=float(np.mean(scores)) if multi_run else scores[0],
                             signature=extend_signature(metric.signature(nrefs.pop() if len(nrefs) == 1 else -1), **extra),
                             baseline=bool(paired) and index == 0, runs=len(runs), run_scores=scores,
-                            higher_is_better=metric.higher_is_better)
+                            higher_is_better=metric.higher_is_better, label=metric.display_name())
             rows = resample.row_scorer(metric)
             mine = boots[(system.name, spec.name)] = \
                 [rows(counts @ r.matrix) for r in runs] if counts is not None else []
@@ -169,11 +169,19 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
     return results, test
 
 
-def sentence_scores(systems: Sequence[System], specs: Sequence[Any], engine: Optional[Engine] = None
-                    ) -> List[Dict[str, Any]]:
+def sentence_scores(systems: Sequence[System], specs: Sequence[Any], engine: Optional[Engine] = None,
+                    signatures: bool = False) -> List[Dict[str, Any]]:
     """Per-segment scores (the metric of each segment's own stats): one record per system, run,
-    metric and segment."""
+    metric and segment; with ``signatures``, each record also carries its metric's signature."""
     table = stats_table(systems, specs, engine or LocalEngine(), True)
-    return [{"system": system.name, "run": run + 1, "metric": spec.name, "segment": i, "score": spec.build().score(row)}
-            for system in systems for run in range(len(system.runs)) for spec in specs
-            for i, row in enumerate(table[(system.name, spec.name)][run].rows, 1)]
+    metrics = {spec.name: spec.build() for spec in specs}
+    out = []
+    for system in systems:
+        for run, data in enumerate(system.runs):
+            for spec in specs:
+                metric = metrics[spec.name]
+                extra = {"signature": metric.signature(data.nrefs)} if signatures else {}
+                out += [{"system": system.name, "run": run + 1, "metric": spec.name, "segment": i,
+                         "score": metric.score(row), **extra}
+                        for i, row in enumerate(table[(system.name, spec.name)][run].rows, 1)]
+    return out

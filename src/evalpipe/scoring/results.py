@@ -36,6 +36,8 @@ class Result:
     sd_runs: Optional[float] = None
     sd_bootstrap: Optional[float] = None
     higher_is_better: bool = True
+    #: what tables call the metric (sacrebleu's name for its metrics: BLEU, chrF2, chrF2++, TER)
+    label: str = ""
 
 
 def sentences_json(records: List[Dict[str, Any]]) -> str:
@@ -44,9 +46,11 @@ def sentences_json(records: List[Dict[str, Any]]) -> str:
 
 
 def sentences_tsv(records: List[Dict[str, Any]]) -> str:
-    """Per-segment scores as TSV with a header."""
-    lines = ["system\trun\tmetric\tsegment\tscore"]
-    lines += [f"{r['system']}\t{r['run']}\t{r['metric']}\t{r['segment']}\t{r['score']!r}" for r in records]
+    """Per-segment scores as TSV with a header (and a signature column when the records carry one)."""
+    signed = bool(records) and "signature" in records[0]
+    lines = ["system\trun\tmetric\tsegment\tscore" + ("\tsignature" if signed else "")]
+    lines += [f"{r['system']}\t{r['run']}\t{r['metric']}\t{r['segment']}\t{r['score']!r}"
+              + (f"\t{r['signature']}" if signed else "") for r in records]
     return "\n".join(lines)
 
 
@@ -84,10 +88,11 @@ def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any
             text += " (baseline)"
         return text
 
-    rows = [["system"] + metrics] + [[s] + [show(cell[(s, m)]) for m in metrics] for s in systems]
+    labels = [cell[(systems[0], m)].label or m for m in metrics]
+    rows = [["system"] + labels] + [[s] + [show(cell[(s, m)]) for m in metrics] for s in systems]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    out += [""] + [f"{m}: {cell[(systems[0], m)].signature}" for m in metrics]
+    out += [""] + [f"{label}: {cell[(systems[0], m)].signature}" for m, label in zip(metrics, labels)]
     for m, pairs in (pairwise or {}).items():
         clusters = [[s for s, c in zip(pairs["systems"], pairs["clusters"]) if c == k] for k in sorted(set(pairs["clusters"]))]
         out.append(f"{m} clusters (paired bootstrap, Holm-adjusted p <= {pairs['alpha']}), best first: "
@@ -110,7 +115,8 @@ def to_metric_table(results: List[Result], width: int) -> str:
             text += f" p={r.p_value:.4f}" + ("*" if r.p_value < 0.05 else "")
         return text
 
-    rows = [["metric"] + systems] + [[m] + [show(cell[(s, m)]) for s in systems] for m in metrics]
+    labels = [cell[(systems[0], m)].label or m for m in metrics]
+    rows = [["metric"] + systems] + [[label] + [show(cell[(s, m)]) for s in systems] for m, label in zip(metrics, labels)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    return "\n".join(out + [""] + [f"{m}: {cell[(systems[0], m)].signature}" for m in metrics])
+    return "\n".join(out + [""] + [f"{label}: {cell[(systems[0], m)].signature}" for m, label in zip(metrics, labels)])

@@ -97,7 +97,8 @@ def score_talks(systems: Sequence[Tuple[str, Iterable[Tuple[int, Talk]]]], specs
             score = metric.score(list(part))
             result = Result(system=name, metric=specs[k].name, score=score, run_scores=[score],
                             signature=extend_signature(metric.signature(1), **extra),
-                            baseline=paired and index == 0, higher_is_better=metric.higher_is_better)
+                            baseline=paired and index == 0, higher_is_better=metric.higher_is_better,
+                            label=metric.display_name())
             if counts is not None:
                 mine = boots[(index, k)] = resample.row_scorer(metric)(counts @ matrix[:, bundle.slices[k]])
                 if confidence:
