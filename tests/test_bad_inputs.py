@@ -135,7 +135,7 @@ def test_bad_input_is_one_line(files, case):
 def test_every_command_is_covered():
     from test_cli_conventions import commands
 
-    covered = {" ".join(a for a in argv[:2] if not a.startswith("-") and "/" not in str(a))
+    covered = {" ".join(str(a) for a in argv[:2] if not str(a).startswith("-") and "/" not in str(a))
                for argv, _ in cases(__import__("pathlib").Path("/x")).values()}
     for name in commands():
         assert any(c == name or c.split()[0] == name for c in covered) or name in covered, name
@@ -149,7 +149,7 @@ def test_every_writer_creates_missing_folders(tmp_path):
     assert done.returncode == 0, done.stderr
     demo_json.write_text(done.stdout, encoding="utf-8")
     writers = {
-        "score-corpus --report": (["score-corpus", "-r", REF, SYS, "-q", "--report", deep / "s" / "r.html"],
+        "score-corpus --report": (["score-corpus", "-r", REF, SYS, SYS2, "-q", "--report", deep / "s" / "r.html"],
                                   deep / "s" / "r.html"),
         "score-corpus --plot": (["score-corpus", "-r", REF, SYS, "-q", "--plot", deep / "p" / "p.svg"],
                                 deep / "p" / "p.svg"),

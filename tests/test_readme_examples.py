@@ -1,4 +1,5 @@
-"""The README's example metric plugin and example engine, taken from the README itself: each is one
+"""The documentation's example metric plugin and example engine (docs/metrics.md, docs/engines.md), taken from
+the pages themselves: each is one
 file plus one entry-point line (declared here in a ``dist-info`` folder on ``PYTHONPATH``, as an
 installed package would declare it), and works through the real CLI and the line protocol."""
 from __future__ import annotations
@@ -16,11 +17,12 @@ DEMO = ROOT / "src" / "evalpipe" / "demo"
 
 
 def readme_file(name: str) -> str:
-    """The README's python block that starts with ``# NAME``."""
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    """The python block of README.md or docs/*.md that starts with ``# NAME``."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    blocks = [b for page in pages for b in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)]
     found = [b for b in blocks if b.startswith(f"# {name}\n")]
     if len(found) != 1:
-        raise LookupError(f"expected one README block starting with '# {name}', found {len(found)}")
+        raise LookupError(f"expected one block in README.md and docs/ starting with '# {name}', found {len(found)}")
     return found[0]
 
 

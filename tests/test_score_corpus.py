@@ -70,7 +70,7 @@ def test_table_is_the_default(news):
     p = news["paths"]
     result = ours(["-r", p["ende_ref"], "-q", *p["ende_sys"][:2]])
     assert result.exit_code == 0
-    assert result.output.splitlines()[0].split() == ["system", "bleu"]
+    assert result.output.splitlines()[0].split() == ["system", "BLEU"]  # sacrebleu's name
     assert "nrefs:1|case:mixed" in result.output
 
 

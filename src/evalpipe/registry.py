@@ -15,6 +15,8 @@ loads metrics through it.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
@@ -44,9 +46,12 @@ def list_metrics() -> List[str]:
 
 
 def load_class(name: str, group: str = METRICS_GROUP) -> Any:
-    """The plugin registered as ``name`` in ``group``, or the object at import path ``module:Class``."""
+    """The plugin registered as ``name`` in ``group``, or the object at import path ``module:Class`` (a
+    module in the current folder is found too, as ``python -m`` finds it; installed modules come first)."""
     if ":" in name:
         module, _, attr = name.partition(":")
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.append(os.getcwd())
         try:
             obj = importlib.import_module(module)
             for part in attr.split("."):

@@ -263,7 +263,8 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
 @meta_eval_group.command("matrix", aliases=ALIASES)
 @set_options
 @corr_options
-@opt.metrics("metrics to rank: several after one flag, repeated or comma-separated (default: all at the level)")
+@opt.metrics("metrics to rank: several after one flag, repeated or comma-separated (default: all at the level)",
+             any_word=True)
 @TRIALS
 @opt.seed("random seed of the tests' draws")
 @MODE

@@ -34,9 +34,12 @@ def is_metric_word(word: str) -> bool:
     return set(names) <= set(list_metrics())
 
 
-def metrics(help: str, default: Any = None) -> Decorator:
-    """``-m/--metric NAME``: several after one flag (sacrebleu's ``-m bleu chrf ter``) or repeated."""
-    return click.option("-m", "--metric", "--metrics", "metric_names", cls=Several, accepts=is_metric_word, default=default,
+def metrics(help: str, default: Any = None, any_word: bool = False) -> Decorator:
+    """``-m/--metric NAME``: several after one flag (sacrebleu's ``-m bleu chrf ter``) or repeated.  The
+    words after the first are taken while they name evalpipe metrics (a system file ends the list), or with
+    ``any_word`` (a command without arguments after its options) up to the next option."""
+    return click.option("-m", "--metric", "--metrics", "metric_names", cls=Several,
+                        accepts=(lambda word: True) if any_word else is_metric_word, default=default,
                         show_default=default is not None, metavar="NAME...", help=help)
 
 

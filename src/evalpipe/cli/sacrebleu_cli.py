@@ -28,10 +28,11 @@ def run(argv: List[str]) -> int:
         return 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except (OSError, UnicodeError, LookupError, ValueError, TypeError, RuntimeError) as exc:
-        name = getattr(exc, "filename", None)
-        print(f"sacreBLEU: {type(exc).__name__}: {exc}" + (f" ({name})" if name and name not in str(exc) else ""),
-              file=sys.stderr)
+    except OSError as exc:
+        print(f"Error: {exc.filename}: {exc.strerror or exc}" if exc.filename else f"Error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - sacrebleu would end in a traceback (status 1): one line instead
+        print(f"Error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     finally:
         sys.argv, front.METRICS = saved_argv, saved_metrics
