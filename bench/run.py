@@ -18,6 +18,7 @@ import bench_nbest  # noqa: E402
 import bench_protocol  # noqa: E402
 import bench_realdata  # noqa: E402
 import bench_report  # noqa: E402
+import bench_sacrebleu_cli  # noqa: E402
 import bench_simul  # noqa: E402
 import bench_stream  # noqa: E402
 import bench_tune  # noqa: E402
@@ -32,6 +33,8 @@ def main() -> None:
     bench_corpus.main(scale)
     print("## real data against sacrebleu and sacrebleu-mojo (issue 15)")
     bench_realdata.main(scale)
+    print("## evalpipe sacrebleu against sacrebleu's command line (issue 25)")
+    bench_sacrebleu_cli.main(scale)
     print("## a real n-best stream through the pipe (issue 15)")
     bench_nbest.main(scale)
     print("## huge files, streamed (issue 15)")

@@ -293,3 +293,56 @@ def test_kendall_c_with_item_averaging_answers(tmp_path):
                "--average", "item", "--scores", root / "wmt21.tedtalks" / "metric-scores" / "en-de" / "chrf-refA.seg.score")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "kendall" in done.stdout
+
+
+def test_sacrebleu_habits_work_in_score_corpus():
+    """-i, -m with several values, -tok, -lc, -b, -w and -f text, as a sacrebleu user types them."""
+    import sacrebleu
+
+    done = run("score-corpus", "-r", REF, "-i", SYS, SYS2, "-m", "bleu", "chrf", "-tok", "intl", "-lc", "-b",
+               "-w", "1", "-f", "text", "-q")
+    assert done.returncode == 0, done.stderr
+    refs = [lines(REF)]
+    expected = ["\t".join(f"{m.corpus_score(lines(path), refs).score:.1f}"
+                          for m in (sacrebleu.BLEU(tokenize="intl", lowercase=True), sacrebleu.CHRF()))
+                for path in (SYS, SYS2)]
+    assert done.stdout.splitlines() == expected
+    refused = run("score-corpus", "-r", REF, SYS, "-m", "chrf", "-tok", "intl")
+    one_error_line(refused, "--tokenize", "bleu")
+
+
+def test_list_describes_every_metric_and_the_fixed_options():
+    done = run("list")
+    assert done.returncode == 0, done.stderr
+    heads = [line for line in done.stdout.splitlines() if line and not line.startswith(" ")]
+    assert heads and all(len(line.split(None, 1)) == 2 for line in heads), [h for h in heads if len(h.split()) < 2]
+    block = done.stdout.split("long_al_ca", 1)[1].split("\n\n")[0]
+    assert "-o computation_aware=True" in block
+
+
+def test_compare_text_shows_what_was_asked():
+    done = run("compare", "-r", REF, SYS, SYS2, "--top", "3", "--examples", "2")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    for who in ("ICL", "UEdin"):
+        section = text.split(f"n-grams {who} matches more (3;")[1].split("\n")[1:4]
+        assert len(section) == 3 and all(line.startswith("  ") for line in section)
+        assert f"sentences where {who} is better (2;" in text
+    assert "-/-" in text and "0.0000/" not in text  # a bucket without words shows no value, not a zero
+
+
+@pytest.mark.fullcorpus
+def test_full_data_sentence_bleu_of_online_w_segment_670_is_sacrebleus():
+    """Issue 25: segment 670 of Online-W was 0.0 (eff:no); sacrebleu's command line says 3.4 (eff:yes)."""
+    from conftest import SHARED
+
+    news = SHARED / "wmt21.news"
+    if not news.is_dir():
+        pytest.skip(f"full data not found at {SHARED}")
+    ref, hyp = news / "references" / "en-de.refA.txt", news / "system-outputs" / "en-de" / "Online-W.txt"
+    ours = run("score-corpus", "-r", ref, hyp, "--sentence-level", "-b", "-w", "1")
+    theirs = subprocess.run([script("sacrebleu"), str(ref), "-i", str(hyp), "--sentence-level", "-b"],
+                            capture_output=True, text=True, env=child_env(), timeout=300)
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
+    assert ours.stdout.splitlines() == theirs.stdout.splitlines()
+    assert ours.stdout.splitlines()[669] == "3.4"

@@ -88,6 +88,10 @@ def _progress(total: int, quiet: bool):
 @opt.metrics("metric: several after one flag (-m bleu chrf ter) or repeated; default bleu, or bleu ap al dal "
              "laal with --instances")
 @opt.metric_options()
+@click.option("-tok", "--tokenize", metavar="NAME",
+              help="BLEU's tokenizer (sacrebleu's -tok): the same as -o bleu.tokenize=NAME")
+@click.option("-lc", "--lowercase", is_flag=True,
+              help="case-insensitive BLEU (sacrebleu's -lc): the same as -o bleu.lowercase=true")
 @opt.language_pair("source-target language pair: sacrebleu's default BLEU tokenizer for the target language "
                    "(zh, ja-mecab, ko-mecab; 13a otherwise), unless -o tokenize=... says otherwise")
 @click.option("--instances", "instance_logs", multiple=True, type=click.Path(dir_okay=False, exists=True),
@@ -95,7 +99,8 @@ def _progress(total: int, quiet: bool):
 @click.option("--system", "named_systems", multiple=True, metavar="NAME=RUN1[,RUN2...]",
               help="a system with one or more optimizer runs (MultEval style)")
 @opt.demo("score the shipped demo: 10 WMT21 en-de systems x 300 segments against their reference")
-@opt.fmt(["table", "json", "tsv"], "table")
+@opt.fmt(["table", "text", "json", "tsv"], "table", "output format (text: the table, as sacrebleu calls it)")
+@click.option("-b", "--score-only", is_flag=True, help="print only the scores, one line per system (sacrebleu's -b)")
 @click.option("--sentence-level", is_flag=True,
               help="per-segment scores as sacrebleu's command line gives them (sentence BLEU with effective order, "
                    "eff:yes); JSON lines with --format json, else TSV; each with its signature")
@@ -114,8 +119,8 @@ def _progress(total: int, quiet: bool):
 @opt.width()
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
 @opt.verbose()
-def score_corpus(system_files, input_files, refs, metric_names, options, language_pair, instance_logs,
-                 named_systems, demo, fmt, sentence_level, confidence, confidence_n, paired_bs, paired_ar, paired_n,
+def score_corpus(system_files, input_files, refs, metric_names, options, tokenize, lowercase, language_pair,
+                 instance_logs, named_systems, demo, fmt, score_only, sentence_level, confidence, confidence_n, paired_bs, paired_ar, paired_n,
                  all_pairs, report_file, plot_file, seed, engine, workers, spark_master, width, quiet,
                  verbose) -> None:
     """Score SYSTEM_FILES (or -i FILES, or stdin) against the references with every metric.
@@ -144,7 +149,13 @@ def score_corpus(system_files, input_files, refs, metric_names, options, languag
                          "do not combine them with -r, system files or --system")
     default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else ("bleu",)
     names = list(metric_names or default_metrics)
-    settings = sacrebleu_dialect(names, parse_key_values(options), language_pair, sentence_level)
+    given = parse_key_values(options)
+    for key, value in (("tokenize", tokenize), ("lowercase", "true" if lowercase else None)):
+        if value is not None:
+            if "bleu" not in names:
+                raise UsageError(f"--{key} is BLEU's option, and bleu is not among the metrics ({', '.join(names)})")
+            given.setdefault(f"bleu.{key}", value)
+    settings = sacrebleu_dialect(names, given, language_pair, sentence_level)
     specs = metric_specs(names, settings)
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         if instance_logs:
@@ -161,7 +172,10 @@ def score_corpus(system_files, input_files, refs, metric_names, options, languag
                                     read_here=not (runner.reads_files or stream))
         if sentence_level:
             records = sentence_scores(systems, specs, runner, signatures=True)
-            click.echo(sentences_json(records) if fmt == "json" else sentences_tsv(records))
+            if score_only:
+                click.echo("\n".join(f"{r['score']:.{width}f}" for r in records))
+            else:
+                click.echo(sentences_json(records) if fmt == "json" else sentences_tsv(records))
             return
         bar = _progress(len(specs) * sum(len(s.runs) for s in systems), quiet)
         try:
@@ -183,7 +197,12 @@ def score_corpus(system_files, input_files, refs, metric_names, options, languag
             write_atomically(report_file, page.corpus_report(doc))
         if plot_file:
             figures.render(figures.interval_figure(doc), plot_format, plot_file)
-    if fmt == "json":
+    if score_only and fmt in ("table", "text"):
+        shown = {}
+        for r in results:
+            shown.setdefault(r.system, []).append(f"{r.score:.{width}f}")
+        click.echo("\n".join("\t".join(scores) for scores in shown.values()))
+    elif fmt == "json":
         click.echo(to_json(results, header))
     elif fmt == "tsv":
         click.echo(to_tsv(results))
