@@ -98,6 +98,7 @@ CASES = {
     "refuse-duplicate-system": [REF_A, "-i", THREE[0], THREE[0]],
     "refuse-both-paired": [REF_A, "-i", *THREE, "--paired-bs", "--paired-ar"],
     "refuse-missing-file": [REF_A, "-i", "no-such-file.txt"],
+    "refuse-paired-json-chrf": [REF_A, "-i", *THREE, "--paired-bs", "-pbsn", "50", "-m", "chrf"],  # sacrebleu's bug
     "refuse-length-mismatch": [REF_A, "-i", "short.hyp"],
 }
 
