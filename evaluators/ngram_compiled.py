@@ -1,9 +1,6 @@
-"""A block's references indexed for a compiled kernel: C (:mod:`~evalpipe.evaluators.ngram_native`) when it
-was built, else numba (:mod:`~evalpipe.evaluators.ngram_kernel`, the ``fast`` extra).
-
-Both kernel modules give ``alphabets``, ``reference_keys`` and ``matches`` with the same signatures and
-integers (the algorithm is described in ``ngram_kernel``); :class:`CompiledIndex` has the interface of
-:class:`~evalpipe.evaluators.ngram_index.RefIndex`.
+"""A block's references indexed for the C kernel (:mod:`~evalpipe.evaluators.ngram_native`, where the
+algorithm is described): ``alphabets``, ``reference_keys`` and ``matches``; :class:`CompiledIndex` has the
+interface of :class:`~evalpipe.evaluators.ngram_index.RefIndex`, the numpy reference.
 """
 from __future__ import annotations
 
@@ -29,7 +26,7 @@ class CompiledIndex:
     def build(cls, kernels: Any, refs: Sequence[np.ndarray], ref_lengths: np.ndarray,
               max_order: int) -> Optional["CompiledIndex"]:
         """Index reference streams (``refs[k]``: units of reference k of every segment, end to end;
-        ``ref_lengths``: segments x refs) with ``kernels`` (``ngram_native`` or ``ngram_kernel``), or None
+        ``ref_lengths``: segments x refs) with ``kernels`` (``ngram_native``), or None
         when there is no reference or a segment has too many distinct units for 63-bit keys."""
         if not len(refs):
             return None

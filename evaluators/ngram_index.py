@@ -148,15 +148,9 @@ class RefIndex:
 
 def build(refs: Sequence[np.ndarray], ref_lengths: np.ndarray, max_order: int) -> Optional[object]:
     """The fastest index that fits: :class:`~evalpipe.evaluators.ngram_compiled.CompiledIndex` on the C kernel
-    when it was built, else on numba's when the ``fast`` extra is installed (imported only then), else
-    :class:`RefIndex`; None when none fits."""
+    when it was built, else :class:`RefIndex`; None when none fits."""
     from evalpipe.evaluators import ngram_compiled
 
-    if ngram_native.AVAILABLE:
-        kernels = ngram_native
-    else:
-        from evalpipe.evaluators import ngram_kernel
-
-        kernels = ngram_kernel if ngram_kernel.COMPILED else None
-    index = ngram_compiled.CompiledIndex.build(kernels, refs, ref_lengths, max_order) if kernels else None
+    index = ngram_compiled.CompiledIndex.build(ngram_native, refs, ref_lengths, max_order) \
+        if ngram_native.AVAILABLE else None
     return index if index is not None else RefIndex.build(refs, ref_lengths, max_order)

@@ -1,6 +1,6 @@
 """BLEU's clipped n-gram matches of one sentence, by the C kernel (the line protocol's ``SCORE``).
 
-The algorithm of :mod:`~evalpipe.evaluators.ngram_kernel` on one segment: the references' distinct
+The algorithm of :mod:`~evalpipe.evaluators.ngram_native` on one segment: the references' distinct
 tokens get ranks 1..V in a dict, each position of each reference one key packing its next N ranks
 (``bits = (V + 1).bit_length()`` bits each, 0 past the end, all ones for a token no reference has),
 and each reference's keys are sorted once (:func:`reference`, kept in the metric's LRU cache).  A

@@ -1,7 +1,7 @@
 /* evalpipe.evaluators._ngram_native: clipped n-gram matches in C, built at install when a C compiler
- * is there (setup.py, optional=True; without it the numba or numpy paths give the same integers).
+ * is there (setup.py, optional=True; without it the numpy path, RefIndex, gives the same integers).
  *
- * The algorithm is the one of evaluators/ngram_kernel.py (numba), documented there:
+ * The algorithm, also documented in evaluators/ngram_native.py:
  *   - a segment's alphabet is the sorted distinct units of its references; a unit's rank in it is
  *     1..A, a hypothesis unit outside it gets `unknown` (all ones: it never matches);
  *   - every position becomes one key packing its next `order` ranks, `bits` bits each, 0 past the

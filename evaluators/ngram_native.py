@@ -1,11 +1,29 @@
-"""The C kernel ``_ngram_native`` (``evaluators/ngram_native.c``, built at install when a compiler is
-there) with the signatures of :mod:`~evalpipe.evaluators.ngram_kernel`'s numba kernels.
+"""Clipped n-gram matches segment by segment in C: ``_ngram_native`` (``evaluators/ngram_native.c``, built at
+install when a compiler is there), the kernel of :class:`~evalpipe.evaluators.ngram_compiled.CompiledIndex`.
 
-Same algorithm and integers as the numba kernels (described in that module): per-segment alphabets,
-keys packing each position's next K ranks, one merge per reference.  It loads in a millisecond where
-numba needs ~0.8 s for its import and first cached call, which is most of a ``score-corpus`` run.
-``AVAILABLE`` says whether the extension was built.  The line protocol's one-sentence entry points
-are in :mod:`~evalpipe.evaluators.ngram_line` (without numpy, which a server need not import).
+The same integers as :class:`~evalpipe.evaluators.ngram_index.RefIndex` (numpy, the reference this kernel is
+tested against, and what runs without a compiler), computed one segment at a time instead of
+over the whole block, so every sort and search is over a few hundred keys that stay in cache:
+
+* **reference side, once per block** (:class:`~evalpipe.evaluators.ngram_compiled.CompiledIndex`): each segment's alphabet (the sorted
+  distinct units of all its references); each unit becomes its rank in it, from 1; each position
+  of each reference becomes one key packing its next K ranks (0 past the sentence end), ``bits``
+  bits each, and each reference's keys of a segment are sorted.  Sorting by the K-gram also sorts
+  by every prefix, so one sorted array serves every order n <= K: ``key >> (K - n) * bits`` is the
+  n-gram, valid where its last rank is not 0;
+* **hypothesis side, per system**: ranks looked up in a table holding the segment's alphabet
+  (``unknown``, all ones, where no reference has the unit: it never matches), keys packed and
+  sorted the same way (a counting sort on the first rank, insertion sort in each bucket); then
+  ``sum min(hyp count, ref count)`` per reference, every order in one merge of the hypothesis's and
+  the reference's sorted keys (:func:`_walk`).  BLEU's multi-reference clipping (against the largest
+  reference count) walks each order over the distinct hypothesis n-grams instead, advancing a pointer
+  in every reference; there an order with no match ends the segment.
+
+No segment number is packed, so K * bits <= 63 holds for up to 1,022 distinct units per segment at
+K = 6 (for more, ``CompiledIndex.build`` returns None and the numpy path runs).
+``tests/test_batch_stats.py`` checks it against ``RefIndex`` and ``order_matches``.  ``AVAILABLE`` says whether
+the extension was built.  The line protocol's one-sentence entry points are in
+:mod:`~evalpipe.evaluators.ngram_line` (without numpy, which a server need not import).
 """
 from __future__ import annotations
 

@@ -6,10 +6,10 @@ when references differ in length).  Score (0-100, lower is better)::
 
     TER = 100 * sum(num_edits) / sum(ref_length)    (100 if no reference words but some edits)
 
-Tokenization and normalization are sacrebleu's ``TER`` methods themselves.  The edit count is
-:func:`evalpipe.evaluators.ter_kernel.edits` compiled with numba when it is installed (the ``fast``
-extra; option ``kernel``: ``auto``, ``numba`` or ``sacrebleu``), else sacrebleu's own
-``translation_edit_rate`` -- the same integers (``tests/test_ter_kernel.py``), 80x faster on real
+Tokenization and normalization are sacrebleu's ``TER`` methods themselves.  The edit count is the C
+kernel of :mod:`evalpipe.evaluators.ter_kernel` when it was built at install (option ``kernel``:
+``auto``, ``c``, ``python`` for the kernel's Python reference, or ``sacrebleu``), else sacrebleu's own
+``translation_edit_rate`` -- the same integers (``tests/test_ter_kernel.py``), about 90x faster on real
 WMT21 segments.  The shift search costs time in proportion to
 hypothesis length x reference length, so a segment whose hypothesis or reference has more than
 ``max_tokens`` whitespace tokens (10,000 by default; no sentence is that long) is an error naming the
@@ -42,8 +42,9 @@ class TER(Metric):
         "case_sensitive": Option(bool, False, "do not lowercase"),
         "cache_size": Option(int, 4096, "reference sets kept in the LRU cache (no effect on scores)", minimum=1),
         "max_tokens": Option(int, 10000, "longest hypothesis or reference in tokens (TER is quadratic)", minimum=1),
-        "kernel": Option(str, "auto", "edit counting: numba (the fast extra), sacrebleu's own code, or auto "
-                                      "(numba when installed); same numbers", choices=("auto", "numba", "sacrebleu")),
+        "kernel": Option(str, "auto", "edit counting: auto (C when built, else sacrebleu's own code), c, python "
+                                      "(the C kernel's reference) or sacrebleu; the same numbers",
+                         choices=("auto", "c", "python", "sacrebleu")),
     }
     STATS_FIELDS = ("num_edits", "ref_length")
     NONNEGATIVE_STATS = True
@@ -53,13 +54,13 @@ class TER(Metric):
         o = self.options
         self._sacre = sb.metric("ter", **{k: v for k, v in o.items() if k not in ("cache_size", "max_tokens", "kernel")})
         self._cache: LRUCache = LRUCache(o["cache_size"])
-        self._kernel = None
-        if o["kernel"] != "sacrebleu":  # numba is imported only here
-            from evalpipe.evaluators import ter_kernel
+        from evalpipe.evaluators import ter_kernel
 
-            if o["kernel"] == "numba" and not ter_kernel.COMPILED:
-                raise OptionError("ter: kernel=numba needs numba: pip install 'evalpipe[fast]'")
-            self._kernel = ter_kernel.edits if ter_kernel.COMPILED else None
+        kernel = o["kernel"]
+        if kernel == "c" and not ter_kernel.NATIVE:
+            raise OptionError("ter: kernel=c needs the C kernels, built by pip install when a C compiler is there")
+        self._kernel = {"c": ter_kernel.native_edits, "python": ter_kernel.python_edits, "sacrebleu": None,
+                        "auto": ter_kernel.native_edits if ter_kernel.NATIVE else None}[kernel]
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[Any]:
         """``[num_edits, average reference length]`` for one segment, by sacrebleu's own methods."""

@@ -1,4 +1,4 @@
-"""Tercom's edit count (Snover et al., 2006) on integer word ids, compiled with numba when installed.
+"""Tercom's edit count (Snover et al., 2006) on integer word ids: the C kernel and its Python reference.
 
 The quantity is exactly the one sacrebleu 2.6's ``translation_edit_rate`` computes (its defaults:
 shifts of at most 10 words over at most 50 positions, a beam of 25 cells around the length-ratio
@@ -21,16 +21,20 @@ diagonal, at most 1,000 shift candidates per segment):
 
 What makes it fast besides compilation: a candidate shares its first rows with the current
 hypothesis (up to the first word that moved), so only the rows after that are recomputed, two at a
-time.  ``tests/test_ter_kernel.py`` checks the count against sacrebleu's own function on real and
-random data.
+time.
+
+Two implementations, one algorithm: ``evaluators/ter_native.c`` (the extension ``_ter_native``, built at
+install when a C compiler is there) and the Python functions below, the reference it is tested against
+(``tests/test_ter_kernel.py``, with sacrebleu's own function as the judge of both, on real and random data).
+:func:`edits` is the C one when it was built (``NATIVE``), else the Python one; the environment variable
+``EVALPIPE_IMPLEMENTATION=python`` forces the reference.
 """
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
-
-from evalpipe.evaluators.compiled import COMPILED, njit  # noqa: F401 (COMPILED: whether numba runs)
 
 MAX_SHIFT_SIZE = 10
 MAX_SHIFT_DIST = 50
@@ -40,14 +44,12 @@ INF = 10 ** 16
 MATCH, SUB, DEL, INS, UNDEF = 0, 1, 2, 3, 4
 
 
-@njit(cache=True)
 def _beam(h: int, r: int) -> tuple:
     ratio = r / h if h else 1.0
     width = math.ceil(ratio / 2 + BEAM) if BEAM < ratio / 2 else BEAM
     return ratio, width
 
 
-@njit(cache=True)
 def _fill_row(i: int, hyp, ref, prev_cost, cost, op, ratio: float, width: int) -> None:
     """Row i of the banded matrix from row i - 1 (``cost``/``op`` are reset here)."""
     h, r = len(hyp), len(ref)
@@ -76,7 +78,6 @@ def _fill_row(i: int, hyp, ref, prev_cost, cost, op, ratio: float, width: int) -
             op[j] = INS
 
 
-@njit(cache=True)
 def _matrix(hyp, ref, costs, ops) -> None:
     """The whole banded matrix of ``hyp`` into ``costs``/``ops`` ((H + 1) x (R + 1))."""
     ratio, width = _beam(len(hyp), len(ref))
@@ -87,7 +88,6 @@ def _matrix(hyp, ref, costs, ops) -> None:
         _fill_row(i, hyp, ref, costs[i - 1], costs[i], ops[i], ratio, width)
 
 
-@njit(cache=True)
 def _distance_from(hyp, ref, start: int, row, a, b, sink) -> int:
     """d(hyp) given row ``start`` of its matrix (rows 0..start depend only on hyp[:start])."""
     h = len(hyp)
@@ -102,7 +102,6 @@ def _distance_from(hyp, ref, start: int, row, a, b, sink) -> int:
     return prev[len(ref)]
 
 
-@njit(cache=True)
 def _alignment(ops, h: int, r: int, hyp_err, ref_err, align) -> None:
     """Walk back from (h, r): error flags of both sides, and each reference word's hypothesis position."""
     i, j = h, r
@@ -128,7 +127,6 @@ def _alignment(ops, h: int, r: int, hyp_err, ref_err, align) -> None:
             raise ValueError("TER: a path through an unfilled cell")
 
 
-@njit(cache=True)
 def _shifted(words, start: int, length: int, target: int, out) -> int:
     """``words`` with ``words[start:start+length]`` moved (Tercom's three cases) into ``out``; returns
     the first position where ``out`` differs from ``words`` (len if none)."""
@@ -150,8 +148,7 @@ def _shifted(words, start: int, length: int, target: int, out) -> int:
     return first
 
 
-@njit(cache=True)
-def edits(hyp, ref) -> int:
+def python_edits(hyp, ref) -> int:
     """Tercom's edit count of ``hyp`` against ``ref`` (int arrays of word ids; see the module docstring)."""
     h, r = len(hyp), len(ref)
     if r == 0:
@@ -215,3 +212,14 @@ def edits(hyp, ref) -> int:
         words[:] = best_words
     _matrix(words, ref, costs, ops)
     return shifts + costs[h, r]
+
+
+try:
+    from evalpipe.evaluators._ter_native import edits as native_edits
+    NATIVE = os.environ.get("EVALPIPE_IMPLEMENTATION", "").lower() != "python"
+except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
+    native_edits = None
+    NATIVE = False
+
+#: Tercom's edit count of two int64 arrays of word ids: C when it was built, else the Python reference
+edits = native_edits if NATIVE else python_edits

@@ -2,7 +2,7 @@
 
 Their output is tested against the Python and numpy paths (which stay the reference) in
 test_tokenize_13a.py, test_batch_stats.py, test_bleu_line.py, test_text_units.py and
-test_chrf_words.py; this file checks that those tests
+test_chrf_words.py, test_ter_kernel.py; this file checks that those tests
 ran on a build that has them, so a broken build cannot pass unnoticed as "skipped".
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sysconfig
 
 import pytest
 
-from evalpipe.evaluators import ngram_index, ngram_line, ngram_native, text_units, tokenize_13a
+from evalpipe.evaluators import ngram_index, ngram_line, ngram_native, ter_kernel, text_units, tokenize_13a
 
 
 def compiler() -> bool:
@@ -23,6 +23,7 @@ def compiler() -> bool:
 @pytest.mark.skipif(not compiler(), reason="no C compiler here: the install falls back to Python")
 def test_the_c_kernels_were_built_at_install():
     assert tokenize_13a.NATIVE and ngram_native.AVAILABLE and ngram_line.AVAILABLE and text_units.AVAILABLE
+    assert ter_kernel.NATIVE and ter_kernel.edits is ter_kernel.native_edits
 
 
 @pytest.mark.skipif(not ngram_native.AVAILABLE or not tokenize_13a.NATIVE, reason="C kernels not built")
@@ -84,3 +85,13 @@ def test_corpus_and_sentence_rows_are_the_same_without_the_c_kernels(news, monke
     monkeypatch.setattr(bleu, "tokens_13a", tokenize_13a.python_tokens_13a)
     monkeypatch.setattr(bleu, "tokens_13a_flat", tokenize_13a.python_tokens_13a_flat)
     assert rows() == with_c
+
+
+@pytest.mark.skipif(not ter_kernel.NATIVE, reason="the C kernel was not built")
+def test_the_ter_kernel_refuses_what_is_not_int64():
+    import numpy as np
+
+    with pytest.raises(TypeError, match="hyp: expected a contiguous int64 buffer"):
+        ter_kernel.native_edits(np.array([1.0, 2.0]), np.array([1, 2], dtype=np.int64))
+    assert ter_kernel.native_edits(np.array([1, 2], dtype=np.int64), np.array([2, 1], dtype=np.int64)) == 1
+    assert ter_kernel.native_edits(np.array([], dtype=np.int64), np.array([], dtype=np.int64)) == 0

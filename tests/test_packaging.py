@@ -56,7 +56,8 @@ def test_setup_py_declares_only_the_optional_c_extensions():
     extensions = [n for n in ast.walk(calls[0]) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "Extension"]
     assert {e.args[0].value for e in extensions} == {"evalpipe.evaluators._ngram_native",
                                                      "evalpipe.evaluators._tokenize_13a",
-                                                     "evalpipe.evaluators._text_units"}
+                                                     "evalpipe.evaluators._text_units",
+                                                     "evalpipe.evaluators._ter_native"}
     for extension in extensions:
         assert {(k.arg, getattr(k.value, "value", None)) for k in extension.keywords} == {("optional", True)}
         assert all((ROOT / source.value).is_file() for source in extension.args[1].elts)

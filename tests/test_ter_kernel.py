@@ -1,6 +1,7 @@
-"""TER's compiled edit count (evaluators/ter_kernel.py) gives sacrebleu's own ``translation_edit_rate``
-integers on real WMT21 segments, on random word sequences that force many shifts and the 1,000-candidate
-cap, and on edge cases; the metric's stats are the same with either kernel."""
+"""TER's edit count, the C kernel (evaluators/ter_native.c) and its Python reference (evaluators/ter_kernel.py),
+gives sacrebleu's own ``translation_edit_rate`` integers on real WMT21 segments, on random word sequences that
+force many shifts and the 1,000-candidate cap, and on edge cases; the metric's stats are the same with every
+kernel.  Each test runs on both implementations (the C one skips where no compiler built it)."""
 from __future__ import annotations
 
 import random
@@ -13,7 +14,20 @@ from sacrebleu.metrics.lib_ter import translation_edit_rate
 from evalpipe import load_metric
 from evalpipe.evaluators import ter_kernel
 
-pytestmark = pytest.mark.skipif(not ter_kernel.COMPILED, reason="numba (the fast extra) is not installed")
+
+@pytest.fixture(params=["c", "python"], autouse=True)
+def implementation(request, monkeypatch):
+    """Every test once with the C kernel and once with the Python reference."""
+    if request.param == "c" and not ter_kernel.native_edits:
+        pytest.skip("the C kernel was not built (no compiler at install)")
+    chosen = ter_kernel.native_edits if request.param == "c" else ter_kernel.python_edits
+    monkeypatch.setattr(ter_kernel, "edits", chosen)
+    # the Python reference is slow: it checks every fourth case (the C kernel checks them all)
+    monkeypatch.setattr(__import__(__name__), "EVERY", 1 if request.param == "c" else 4)
+    return request.param
+
+
+EVERY = 1
 
 
 def ids(hyp, ref):
@@ -23,7 +37,7 @@ def ids(hyp, ref):
 
 
 def check(pairs):
-    for hyp, ref in pairs:
+    for hyp, ref in pairs[::EVERY]:
         assert ter_kernel.edits(*ids(hyp, ref)) == translation_edit_rate(hyp, ref)[0], (hyp, ref)
 
 
@@ -63,23 +77,30 @@ def test_edge_cases():
 
 
 @pytest.mark.parametrize("options", [{}, {"case_sensitive": True}, {"normalized": True, "no_punct": True}])
-def test_metric_stats_equal_with_either_kernel(news, options):
+def test_metric_stats_equal_with_every_kernel(news, options, implementation):
     refs = news["en-de.refs"]
     hyps = next(iter(news["en-de.systems"].values()))
+    if implementation == "python":  # the slow reference: its first 30 segments
+        refs, hyps = [r[:30] for r in refs], hyps[:30]
     for k in (1, 3):
-        fast = load_metric("ter", **options).corpus_stats(hyps, refs[:k])
+        fast = load_metric("ter", kernel=implementation, **options).corpus_stats(hyps, refs[:k])
         slow = load_metric("ter", kernel="sacrebleu", **options).corpus_stats(hyps, refs[:k])
         assert fast == slow
-    assert load_metric("ter", **options).corpus_score(hyps, refs[:1]) == \
+    assert load_metric("ter", kernel=implementation, **options).corpus_score(hyps, refs[:1]) == \
         sacrebleu.TER(**options).corpus_score(hyps, refs[:1]).score
     # several references of unequal length: evalpipe sums the float lengths exactly (module docstring)
-    assert load_metric("ter", **options).corpus_score(hyps, refs) == \
+    assert load_metric("ter", kernel=implementation, **options).corpus_score(hyps, refs) == \
         pytest.approx(sacrebleu.TER(**options).corpus_score(hyps, refs).score, rel=1e-13)
 
 
-def test_numba_kernel_without_numba_is_a_clear_error(monkeypatch):
+def test_the_c_kernel_without_a_build_is_a_clear_error(monkeypatch):
     from evalpipe.errors import OptionError
 
-    monkeypatch.setattr(ter_kernel, "COMPILED", False)
-    with pytest.raises(OptionError, match=r"evalpipe\[fast\]"):
-        load_metric("ter", kernel="numba")
+    monkeypatch.setattr(ter_kernel, "NATIVE", False)
+    with pytest.raises(OptionError, match="kernel=c needs the C kernels"):
+        load_metric("ter", kernel="c")
+
+
+def test_the_default_is_the_c_kernel_where_it_was_built():
+    metric = load_metric("ter")
+    assert metric._kernel is (ter_kernel.native_edits if ter_kernel.NATIVE else None)
