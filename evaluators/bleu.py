@@ -102,10 +102,6 @@ class BLEU(Metric):
         lower = self.options["lowercase"]
         return tokens_13a_flat([(s.lower() if lower else s).rstrip() for s in sentences])
 
-    def _block_tokens(self, sentences: Sequence[str]) -> List[List[str]]:
-        """``[self._tokens(s) for s in sentences]``, through :meth:`_flat_tokens`."""
-        return per_line(*self._flat_tokens(sentences))
-
     def _reference_info(self, refs: Tuple[str, ...]) -> Tuple[Any, List[int]]:
         """(the references prepared for :func:`ngram_line.matches`, or their merged n-gram counts when the C
         kernel is not built or the keys do not fit; their lengths)."""
@@ -140,8 +136,8 @@ class BLEU(Metric):
         ref_key = tuple(map(tuple, refs))
         cached = self._block_refs  # one read: another thread may replace it meanwhile
         if cached[0] != ref_key:  # several systems against the same references: tokenized and indexed once
-            cached = self._block_refs = (ref_key, self._index([self._block_tokens(stream) for stream in refs]))
-        tokenized, index, vocab = cached[1]
+            cached = self._block_refs = (ref_key, self._index([self._flat_tokens(stream) for stream in refs]))
+        flats, index, vocab = cached[1]
         tokens, counts = self._flat_tokens(hyps)
         hyp_len = np.array(counts, dtype=np.int64)
         segments = len(hyps)
@@ -149,7 +145,7 @@ class BLEU(Metric):
             ref_lens = index.ref_lengths
             correct = list(index.matches(ngram_index.ids(tokens, vocab), hyp_len, clip_to_max=True))
         else:  # keys too wide for the index: hypothesis and references sorted together
-            streams = ngram_batch.layout_ids([per_line(tokens, counts)] + tokenized)
+            streams = ngram_batch.layout_ids([per_line(tokens, counts)] + [per_line(*flat) for flat in flats])
             ref_lens = streams.lengths[:, 1:]
             correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
         if ref_lens.shape[1] == 1:
@@ -160,17 +156,18 @@ class BLEU(Metric):
         totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
         return np.column_stack([hyp_len, ref_len] + correct + totals).tolist()
 
-    def _index(self, tokenized: List[List[List[str]]]) -> tuple:
-        """(tokenized reference streams, their n-gram index or None, the word vocabulary)."""
+    def _index(self, flats: List[Tuple[List[str], List[int]]]) -> tuple:
+        """(each reference stream's tokens end to end with its line counts, their n-gram index or None, the
+        word vocabulary)."""
         import numpy as np
 
         from evalpipe.evaluators import ngram_index
 
         vocab: dict = {}
-        lengths = np.column_stack([ngram_index.lengths_of(stream) for stream in tokenized])
-        index = ngram_index.build([ngram_index.word_units(stream, vocab) for stream in tokenized], lengths,
+        lengths = np.column_stack([np.asarray(counts, dtype=np.int64) for _, counts in flats])
+        index = ngram_index.build([ngram_index.flat_word_units(tokens, vocab) for tokens, _ in flats], lengths,
                                   self._order)
-        return tokenized, index, vocab
+        return flats, index, vocab
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""

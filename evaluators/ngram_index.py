@@ -42,8 +42,16 @@ def char_units(texts: Sequence[str]) -> np.ndarray:
 
 def word_units(sentences: Sequence[Sequence[str]], vocab: Dict[str, int]) -> np.ndarray:
     """Word ids of the references' token lists laid end to end; new words get new ids in ``vocab``."""
-    tokens = chain.from_iterable(sentences)
-    return np.fromiter(map(vocab.setdefault, tokens, _counter(vocab)), dtype=np.int64, count=sum(map(len, sentences)))
+    return flat_word_units(list(chain.from_iterable(sentences)), vocab)
+
+
+def flat_word_units(tokens: List[str], vocab: Dict[str, int]) -> np.ndarray:
+    """Word ids of a flat token list; words new to ``vocab`` get the next ids, in order of first appearance
+    (the distinct words are found by ``dict.fromkeys``, the ids looked up by :func:`ids`)."""
+    for word in dict.fromkeys(tokens):
+        if word not in vocab:
+            vocab[word] = len(vocab)
+    return ids(tokens, vocab)
 
 
 def ids(tokens: Sequence[str], vocab: Dict[str, int]) -> np.ndarray:
@@ -52,12 +60,6 @@ def ids(tokens: Sequence[str], vocab: Dict[str, int]) -> np.ndarray:
     if ngram_native.AVAILABLE and type(tokens) is list:
         return ngram_native.ids(tokens, vocab, NOT_IN_VOCABULARY)
     return np.fromiter(map(vocab.get, tokens, repeat(NOT_IN_VOCABULARY)), dtype=np.int64, count=len(tokens))
-
-
-def _counter(vocab: Dict[str, int]) -> Iterator[int]:
-    """Candidate ids for ``setdefault``: always the next free one (a repeat word leaves it unused)."""
-    while True:
-        yield len(vocab)
 
 
 def lengths_of(items: Sequence[Sequence]) -> np.ndarray:
