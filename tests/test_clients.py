@@ -9,6 +9,8 @@ into the project; the download is cached in pytest's cache folder.
 """
 from __future__ import annotations
 
+import fcntl
+
 import json
 import os
 import subprocess
@@ -41,6 +43,9 @@ print(json.dumps([score, scores]))
 def pycocoevalcap(request):
     """A folder holding pycocoevalcap 1.2's Python files, from the wheel on the package registry."""
     folder = Path(request.config.cache.mkdir("pycocoevalcap-1.2"))
+    lock = open(folder / ".lock", "w")  # one download when several test processes want it at once
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    request.addfinalizer(lock.close)
     client = folder / "pycocoevalcap" / "meteor" / "meteor.py"
     if not client.exists():
         wheels = folder / "wheel"

@@ -2,6 +2,8 @@
 as existing IWSLT 2020 clients do.  The server runs as `evalpipe simul serve` in a subprocess."""
 from __future__ import annotations
 
+import fcntl
+
 import json
 import os
 import socket
@@ -164,6 +166,9 @@ def fairseq_client(request):
     from pathlib import Path
 
     folder = Path(request.config.cache.mkdir("fairseq-0.10.2-client"))
+    lock = open(folder / ".lock", "w")  # one download when several test processes want it at once
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    request.addfinalizer(lock.close)
     client = folder / "client.py"
     if not client.exists():
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
