@@ -103,7 +103,11 @@ def test_spark_line_count_mismatch(spark, news, tmp_path):
 def test_score_corpus_spark_engine_equals_local(news, spark):
     p = news["paths"]
     args = ["-r", p["ende_ref"], "-m", "bleu", "-m", "ter", "-f", "json", "-q", p["ende_sys"][0]]
-    local = json.loads(CliRunner().invoke(score_corpus, args).output)
+    local = json.loads(CliRunner().invoke(score_corpus, args).stdout)
     result = CliRunner().invoke(score_corpus, args + ["--engine", "spark", "--spark-master", "local[2]"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["results"] == local["results"]
+    spark_doc = json.loads(result.stdout)
+    assert spark_doc["results"] == local["results"]
+    # issue 26: Spark reported "segments": null; every field but the version-free header is the local one
+    assert spark_doc["segments"] == local["segments"] == len(news["en-de.refs"][0])
+    assert {k: v for k, v in spark_doc.items()} == local

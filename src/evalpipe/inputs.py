@@ -133,6 +133,9 @@ class TextFiles(Input):
     """A hypothesis file and reference files (paths or, for Spark, URIs), lines ``start:stop``, read
     where the work runs: by this process for the local and pool engines, by Spark itself for Spark."""
 
+    #: the segments Spark counted when it read the files (None before; the local engines count them by len)
+    counted: Optional[int] = None
+
     def __init__(self, hypothesis: str, references: Sequence[str], start: int = 0, stop: Optional[int] = None) -> None:
         self.hypothesis, self.reference_paths = hypothesis, list(references)
         self.name, self.start, self.stop = hypothesis, start, stop
@@ -194,6 +197,8 @@ class TextFiles(Input):
         if len(set(counts.values())) != 1:
             shown = ", ".join(f"{p} has {n} lines" for p, n in counts.items())
             raise InputError(f"line counts differ: {shown}")
+        lines = counts[self.hypothesis]
+        self.counted = max(0, (lines if self.stop is None else min(lines, self.stop)) - self.start)
         if self.start or self.stop is not None:
             stop = float("inf") if self.stop is None else self.stop
             joined = joined.filter(lambda rec, a=self.start, b=stop: a <= rec[0] < b)

@@ -188,7 +188,7 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
                 bar.render_finish()
     pairwise = test.pop("pairwise", None)
     header: Dict[str, Any] = {"evalpipe_version": __version__, "references": list(refs), "test": test,
-                              "segments": None if runner.reads_files else len(systems[0].runs[0])}
+                              "segments": systems[0].runs[0].counted if runner.reads_files else len(systems[0].runs[0])}
     if pairwise:
         header["pairwise"] = pairwise
     if report_file or plot_file:
