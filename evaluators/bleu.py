@@ -26,6 +26,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from evalpipe.evaluators import ngram_line, sacrebleu_api as sb
 from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.flat_lines import per_line
+from evalpipe.evaluators import tokenize_13a
 from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_flat
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
@@ -80,7 +81,7 @@ class BLEU(Metric):
             self._split = lambda s: tokenizer(s).split()
         self._order = n
         self._cache: LRUCache = LRUCache(o["cache_size"])
-        self._block_refs: Tuple[tuple, tuple] = ((), ([], None, {}))  # the last block's references, indexed
+        self._block_refs: Tuple[tuple, tuple] = ((), (None, {}))  # the last block's references, indexed
 
     @property
     def _sacre(self) -> Any:
@@ -136,15 +137,23 @@ class BLEU(Metric):
         ref_key = tuple(map(tuple, refs))
         cached = self._block_refs  # one read: another thread may replace it meanwhile
         if cached[0] != ref_key:  # several systems against the same references: tokenized and indexed once
-            cached = self._block_refs = (ref_key, self._index([self._flat_tokens(stream) for stream in refs]))
-        flats, index, vocab = cached[1]
-        tokens, counts = self._flat_tokens(hyps)
-        hyp_len = np.array(counts, dtype=np.int64)
+            cached = self._block_refs = (ref_key, self._index(refs))
+        index, vocab = cached[1]
         segments = len(hyps)
+        if index is not None and self.options["tokenize"] == "13a":  # ids straight from the text
+            units, counts = self._ids_13a(hyps, vocab, grow=False)
+            hyp_len = counts
+        elif index is not None:
+            tokens, counts = self._flat_tokens(hyps)
+            hyp_len = np.array(counts, dtype=np.int64)
+            units = ngram_index.ids(tokens, vocab)
         if index is not None:
             ref_lens = index.ref_lengths
-            correct = list(index.matches(ngram_index.ids(tokens, vocab), hyp_len, clip_to_max=True))
+            correct = list(index.matches(units, hyp_len, clip_to_max=True))
         else:  # keys too wide for the index: hypothesis and references sorted together
+            tokens, counts = self._flat_tokens(hyps)
+            hyp_len = np.array(counts, dtype=np.int64)
+            flats = [self._flat_tokens(stream) for stream in refs]
             streams = ngram_batch.layout_ids([per_line(tokens, counts)] + [per_line(*flat) for flat in flats])
             ref_lens = streams.lengths[:, 1:]
             correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
@@ -156,18 +165,34 @@ class BLEU(Metric):
         totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
         return np.column_stack([hyp_len, ref_len] + correct + totals).tolist()
 
-    def _index(self, flats: List[Tuple[List[str], List[int]]]) -> tuple:
-        """(each reference stream's tokens end to end with its line counts, their n-gram index or None, the
-        word vocabulary)."""
+    def _ids_13a(self, lines: Sequence[str], vocab: Any, grow: bool) -> Tuple[Any, Any]:
+        """(every line's 13a word ids end to end, each line's count) as int64 arrays, by
+        :func:`~evalpipe.evaluators.tokenize_13a.ids_flat` (C: no Python object per token)."""
+        import numpy as np
+
+        from evalpipe.evaluators.ngram_index import NOT_IN_VOCABULARY
+
+        lower = self.options["lowercase"]
+        ids, counts = tokenize_13a.ids_flat([(s.lower() if lower else s).rstrip() for s in lines], vocab, grow,
+                                            NOT_IN_VOCABULARY)
+        return np.frombuffer(ids, dtype=np.int64), np.frombuffer(counts, dtype=np.int64)
+
+    def _index(self, refs: Sequence[Sequence[str]]) -> tuple:
+        """(the reference streams' n-gram index or None, their word vocabulary)."""
         import numpy as np
 
         from evalpipe.evaluators import ngram_index
 
-        vocab: dict = {}
-        lengths = np.column_stack([np.asarray(counts, dtype=np.int64) for _, counts in flats])
-        index = ngram_index.build([ngram_index.flat_word_units(tokens, vocab) for tokens, _ in flats], lengths,
-                                  self._order)
-        return flats, index, vocab
+        if self.options["tokenize"] == "13a":
+            vocab = tokenize_13a.vocabulary()
+            laid = [self._ids_13a(stream, vocab, grow=True) for stream in refs]
+        else:
+            vocab = {}
+            flats = [self._flat_tokens(stream) for stream in refs]
+            laid = [(ngram_index.flat_word_units(tokens, vocab), np.asarray(counts, dtype=np.int64))
+                    for tokens, counts in flats]
+        lengths = np.column_stack([counts for _, counts in laid])
+        return ngram_index.build([units for units, _ in laid], lengths, self._order), vocab
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""

@@ -19,9 +19,14 @@
  *
  *   tokens(line) -> list of str                  the 13a tokens of one line
  *   tokens_flat(lines) -> (tokens, counts)        every line's tokens end to end, and their counts
+ *   vocabulary() -> capsule                      an empty vocabulary of tokens (open addressing, FNV-1a)
+ *   ids_flat(lines, vocabulary, grow, missing) -> (ids, counts)
+ *       tokens_flat's tokens as word ids (int64 bytes), without a Python object per token: a new token
+ *       gets the next id when grow (references), else `missing` (hypotheses); counts as int64 bytes
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef struct {
@@ -191,9 +196,9 @@ rules(Text *in, Text *out)
     return 0;
 }
 
-/* append the 13a tokens of line to list; the number appended, or -1 */
-static Py_ssize_t
-line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
+/* steps 1-3 on line into *a (through scratch *b): 0, or -1 with an exception */
+static int
+normalize_line(PyObject *line, Text *a, Text *b)
 {
     if (!PyUnicode_Check(line)) {
         PyErr_Format(PyExc_TypeError, "13a tokenizer: expected str, got %.100s", Py_TYPE(line)->tp_name);
@@ -226,12 +231,19 @@ line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
             return -1;
         }
     }
-    if (rules(a, b) < 0) {
+    return rules(a, b);
+}
+
+/* append the 13a tokens of line to list; the number appended, or -1 */
+static Py_ssize_t
+line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
+{
+    if (normalize_line(line, a, b) < 0) {
         return -1;
     }
     Py_ssize_t count = 0, i = 0;
     const Py_UCS4 *s = a->data;
-    n = a->length;
+    Py_ssize_t n = a->length;
     while (i < n) {
         while (i < n && Py_UNICODE_ISSPACE(s[i])) {
             i++;
@@ -298,9 +310,214 @@ done:
     return result;
 }
 
+/* ---- a vocabulary of tokens, in C: word ids without a Python object per token ----------------- */
+
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t offset, length; /* the token: arena[offset:offset + length] */
+    int64_t id;                /* -1: an empty slot */
+} Slot;
+
+typedef struct {
+    Slot *slots;
+    Py_ssize_t capacity, used; /* capacity: a power of two, at most half full */
+    Py_UCS4 *arena;
+    Py_ssize_t arena_length, arena_capacity;
+} Vocabulary;
+
+#define VOCABULARY "evalpipe.evaluators._tokenize_13a.Vocabulary"
+
+static void
+vocabulary_free(PyObject *capsule)
+{
+    Vocabulary *v = PyCapsule_GetPointer(capsule, VOCABULARY);
+    if (v) {
+        PyMem_Free(v->slots);
+        PyMem_Free(v->arena);
+        PyMem_Free(v);
+    }
+}
+
+static int
+slots_alloc(Vocabulary *v, Py_ssize_t capacity)
+{
+    Slot *slots = PyMem_Malloc(sizeof(Slot) * (size_t)capacity);
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < capacity; i++) {
+        slots[i].id = -1;
+    }
+    Slot *old = v->slots;
+    Py_ssize_t old_capacity = v->capacity;
+    v->slots = slots;
+    v->capacity = capacity;
+    for (Py_ssize_t i = 0; i < old_capacity; i++) { /* re-place the old slots */
+        if (old[i].id >= 0) {
+            Py_ssize_t at = (Py_ssize_t)(old[i].hash & (uint64_t)(capacity - 1));
+            while (slots[at].id >= 0) {
+                at = (at + 1) & (capacity - 1);
+            }
+            slots[at] = old[i];
+        }
+    }
+    PyMem_Free(old);
+    return 0;
+}
+
+static PyObject *
+vocabulary_new(PyObject *self, PyObject *unused)
+{
+    Vocabulary *v = PyMem_Calloc(1, sizeof(Vocabulary));
+    if (!v) {
+        return PyErr_NoMemory();
+    }
+    if (slots_alloc(v, 1024) < 0) {
+        PyMem_Free(v);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(v, VOCABULARY, vocabulary_free);
+    if (!capsule) {
+        PyMem_Free(v->slots);
+        PyMem_Free(v);
+    }
+    return capsule;
+}
+
+/* the id of s[0:length]; a new id when grow, else missing; -2 when out of memory */
+static int64_t
+lookup(Vocabulary *v, const Py_UCS4 *s, Py_ssize_t length, int grow, int64_t missing)
+{
+    uint64_t hash = 1469598103934665603ULL; /* FNV-1a over the code points */
+    for (Py_ssize_t i = 0; i < length; i++) {
+        hash = (hash ^ (uint64_t)s[i]) * 1099511628211ULL;
+    }
+    Py_ssize_t mask = v->capacity - 1, at = (Py_ssize_t)(hash & (uint64_t)mask);
+    while (v->slots[at].id >= 0) {
+        Slot *slot = &v->slots[at];
+        if (slot->hash == hash && slot->length == length &&
+            memcmp(v->arena + slot->offset, s, sizeof(Py_UCS4) * (size_t)length) == 0) {
+            return slot->id;
+        }
+        at = (at + 1) & mask;
+    }
+    if (!grow) {
+        return missing;
+    }
+    if (v->arena_length + length > v->arena_capacity) {
+        Py_ssize_t capacity = (v->arena_length + length) * 2 + 1024;
+        Py_UCS4 *arena = PyMem_Realloc(v->arena, sizeof(Py_UCS4) * (size_t)capacity);
+        if (!arena) {
+            return -2;
+        }
+        v->arena = arena;
+        v->arena_capacity = capacity;
+    }
+    memcpy(v->arena + v->arena_length, s, sizeof(Py_UCS4) * (size_t)length);
+    Slot *slot = &v->slots[at];
+    slot->hash = hash;
+    slot->offset = v->arena_length;
+    slot->length = length;
+    int64_t id = slot->id = v->used++;
+    v->arena_length += length;
+    if (v->used * 2 > v->capacity && slots_alloc(v, v->capacity * 2) < 0) { /* (slot is freed here) */
+        PyErr_Clear();
+        return -2;
+    }
+    return id;
+}
+
+/* ids_flat(lines, vocabulary, grow, missing) -> (int64 bytes of every line's token ids end to end, int64 bytes
+ * of each line's token count): tokens_flat's tokens, looked up in the vocabulary (new ones get the next ids
+ * when grow, else the id `missing`). */
+static PyObject *
+ids_flat(PyObject *self, PyObject *args)
+{
+    PyObject *lines, *capsule;
+    int grow;
+    long long missing;
+    if (!PyArg_ParseTuple(args, "OOpL", &lines, &capsule, &grow, &missing)) {
+        return NULL;
+    }
+    Vocabulary *v = PyCapsule_GetPointer(capsule, VOCABULARY);
+    if (!v) {
+        return NULL;
+    }
+    PyObject *sequence = PySequence_Fast(lines, "13a tokenizer: expected a sequence of str");
+    if (!sequence) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+    PyObject *result = NULL;
+    Text a = {0}, b = {0};
+    int64_t *ids = NULL, *counts = PyMem_Malloc(sizeof(int64_t) * (size_t)(n + 1));
+    Py_ssize_t used = 0, capacity = 0;
+    if (!counts) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (normalize_line(PySequence_Fast_GET_ITEM(sequence, k), &a, &b) < 0) {
+            goto done;
+        }
+        if (used + a.length > capacity) { /* a line has at most length tokens */
+            capacity = (used + a.length) * 2 + 1024;
+            int64_t *grown = PyMem_Realloc(ids, sizeof(int64_t) * (size_t)capacity);
+            if (!grown) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            ids = grown;
+        }
+        Py_ssize_t count = 0, i = 0, length = a.length;
+        const Py_UCS4 *s = a.data;
+        while (i < length) {
+            while (i < length && Py_UNICODE_ISSPACE(s[i])) {
+                i++;
+            }
+            if (i == length) {
+                break;
+            }
+            Py_ssize_t start = i;
+            while (i < length && !Py_UNICODE_ISSPACE(s[i])) {
+                i++;
+            }
+            int64_t id = lookup(v, s + start, i - start, grow, missing);
+            if (id == -2) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            ids[used++] = id;
+            count++;
+        }
+        counts[k] = count;
+    }
+    result = Py_BuildValue("(y#y#)", (const char *)ids, (Py_ssize_t)(sizeof(int64_t) * (size_t)used),
+                           (const char *)counts, (Py_ssize_t)(sizeof(int64_t) * (size_t)n));
+done:
+    PyMem_Free(a.data);
+    PyMem_Free(b.data);
+    PyMem_Free(ids);
+    PyMem_Free(counts);
+    Py_DECREF(sequence);
+    return result;
+}
+
+static PyObject *
+vocabulary_size(PyObject *self, PyObject *capsule)
+{
+    Vocabulary *v = PyCapsule_GetPointer(capsule, VOCABULARY);
+    return v ? PyLong_FromSsize_t(v->used) : NULL;
+}
+
 static PyMethodDef methods[] = {
     {"tokens", tokens, METH_O, "The 13a tokens of one line (sacrebleu's Tokenizer13a(line).split())."},
     {"tokens_flat", tokens_flat, METH_O, "(every line's 13a tokens end to end, each line's token count)."},
+    {"vocabulary", vocabulary_new, METH_NOARGS, "A new, empty vocabulary of tokens (for ids_flat)."},
+    {"vocabulary_size", vocabulary_size, METH_O, "How many tokens a vocabulary holds."},
+    {"ids_flat", ids_flat, METH_VARARGS,
+     "(int64 bytes: every line's 13a token ids end to end, int64 bytes: each line's count), from a vocabulary."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,8 +24,9 @@ on adversarial strings and on random symbol soup.  Source: sacrebleu ``tokenizer
 """
 from __future__ import annotations
 
+import os
 import re
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 from evalpipe.evaluators.flat_lines import flat_tokens, per_line
 
@@ -91,7 +92,9 @@ def python_tokens_13a(line: str) -> List[str]:
 
 
 # a line the block path leaves to tokens_13a: two of .,  side by side, a line break or a NUL of its own
-_ALONE = re.compile(r"[.,][.,]|\n|\0")
+#: lines the block path leaves to the one-line path: two of ``.,`` side by side (also once a ``<skipped>``
+#: between them is removed: ``.<skipped>.``), a line break of their own, a NUL
+_ALONE = re.compile(r"[.,][.,]|\n|\0|<skipped>")
 
 
 def _lines_alone(lines: List[str]) -> List[int]:
@@ -133,9 +136,30 @@ def _block_rules(block: str) -> str:
     return _lone_marks_and_dashes(_entities_and_symbols(f" {block} ".replace("<skipped>", "")))
 
 
+def python_vocabulary() -> Dict[str, int]:
+    """An empty vocabulary for :func:`python_ids_flat`: token -> id."""
+    return {}
+
+
+def python_ids_flat(lines: List[str], vocabulary: Dict[str, int], grow: bool, missing: int) -> Tuple[bytes, bytes]:
+    """(int64 bytes of every line's 13a token ids end to end, int64 bytes of each line's count): the tokens of
+    :func:`python_tokens_13a_flat` looked up in ``vocabulary``; a token new to it gets the next id when
+    ``grow`` (references), else ``missing`` (hypotheses).  The reference of the C ``ids_flat``."""
+    from array import array
+
+    tokens, counts = python_tokens_13a_flat(lines)
+    if grow:
+        for word in dict.fromkeys(tokens):
+            vocabulary.setdefault(word, len(vocabulary))
+    return array("q", [vocabulary.get(t, missing) for t in tokens]).tobytes(), array("q", counts).tobytes()
+
+
 try:
-    from evalpipe.evaluators._tokenize_13a import tokens as tokens_13a, tokens_flat as tokens_13a_flat
-    NATIVE = True
+    from evalpipe.evaluators._tokenize_13a import (ids_flat, tokens as tokens_13a, tokens_flat as tokens_13a_flat,
+                                                   vocabulary)
+    NATIVE = os.environ.get("EVALPIPE_IMPLEMENTATION", "").lower() != "python"
 except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
     NATIVE = False
+if not NATIVE:
     tokens_13a, tokens_13a_flat = python_tokens_13a, python_tokens_13a_flat
+    vocabulary, ids_flat = python_vocabulary, python_ids_flat

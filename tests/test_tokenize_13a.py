@@ -13,7 +13,7 @@ from evalpipe.evaluators import tokenize_13a as tok
 from evalpipe.evaluators.flat_lines import per_line
 
 HARD = ["a...b", "x.,.,y", "1.2,3 a. b, -5 3-4", "&amp;&lt;&gt;&quot;", "<skipped> a-\nb", "", " ", "a..5",
-        "!.,5 ,.a", "3-.4", "(.)", "x \t. y", "1,000.50", "e.g.,", "U.S.-based", "--", "9-", ".5", "5.", ",,", "..."]
+        "!.,5 ,.a", "(.<skipped>.1 9", "3-.4", "(.)", "x \t. y", "1,000.50", "e.g.,", "U.S.-based", "--", "9-", ".5", "5.", ",,", "..."]
 
 
 def implementations():
@@ -69,3 +69,43 @@ def test_every_line_of_the_real_data(root, tokens_13a, tokens_13a_block):
         want = [sacre(line) for line in text]
         assert [tokens_13a(line) for line in text] == [w.split() for w in want], path
         assert tokens_13a_block(text) == [w.split() for w in want], path
+
+
+def id_implementations():
+    found = [pytest.param(tok.python_vocabulary, tok.python_ids_flat, id="python")]
+    try:
+        from evalpipe.evaluators import _tokenize_13a as c
+    except ImportError:
+        return found
+    return found + [pytest.param(c.vocabulary, c.ids_flat, id="c")]
+
+
+def as_ints(raw: bytes) -> list:
+    from array import array
+
+    return array("q", raw).tolist()
+
+
+@pytest.mark.parametrize("vocabulary,ids_flat", id_implementations())
+@pytest.mark.parametrize("root", data_roots())
+def test_word_ids_of_the_real_data_and_of_symbol_soup(root, vocabulary, ids_flat):
+    """ids_flat (the 13a tokens of a block as word ids, without a Python object per token): the tokens
+    sacrebleu's 13a gives, numbered in order of first appearance among the references (grow), a hypothesis
+    token no reference has gets ``missing``; the vocabulary grows past many resizes (the real data)."""
+    sacre = Tokenizer13a()
+    news = root / "wmt21.news"
+    refs = [line for path in sorted(news.glob("references/*.txt")) for line in lines(path)]
+    hyps = [line for path in sorted(news.glob("system-outputs/*/*.txt"))[:4] for line in lines(path)]
+    rng = random.Random(3)
+    soup = ["".join(rng.choice(list("ab19.,-!&; ()\t\"'é猫") + ["&amp;", "<skipped>"]) for _ in range(rng.randint(0, 12)))
+            for _ in range(2000)]
+    vocab = vocabulary()
+    expected: dict = {}
+    for block, grow in ((refs, True), (soup, True), (hyps, False), (soup[::-1], False)):
+        ids, counts = ids_flat(block, vocab, grow, 2 ** 32 - 1)
+        tokens = [t for line in block for t in sacre(line).split()]
+        if grow:
+            for t in tokens:
+                expected.setdefault(t, len(expected))
+        assert as_ints(counts) == [len(sacre(line).split()) for line in block]
+        assert as_ints(ids) == [expected.get(t, 2 ** 32 - 1) for t in tokens]
