@@ -30,6 +30,36 @@ def timed(fn):
     return time.perf_counter() - start, value
 
 
+def one_corpus(systems, refs, sacrebleu, load_metric) -> None:
+    """Issue 27: the 23 systems concatenated as one corpus of 23,046 pairs, one corpus_score call each,
+    against sacrebleu and bleuscore 0.2.0 (a Rust BLEU; the bench extra) in the same run."""
+    try:
+        import bleuscore
+    except ImportError:
+        bleuscore = None
+    hyps = [h for system in systems for h in system]
+    many = refs * len(systems)
+    times = {"sacrebleu": [], "bleuscore": [], "evalpipe": []}
+    scores = {}
+    for _ in range(RUNS):
+        t, scores["sacrebleu"] = timed(lambda: sacrebleu.BLEU().corpus_score(hyps, [many]).score)
+        times["sacrebleu"].append(t)
+        if bleuscore:
+            t, value = timed(lambda: bleuscore.compute(references=[[r] for r in many], predictions=hyps))
+            times["bleuscore"].append(t)
+            scores["bleuscore"] = 100 * value["bleu"]
+        metric = load_metric("bleu")  # a fresh metric: nothing cached
+        t, scores["evalpipe"] = timed(lambda: metric.corpus_score(hyps, [many]))
+        times["evalpipe"].append(t)
+    best = {k: min(v) for k, v in times.items() if v}
+    shown = "  ".join(f"{k} {', '.join(f'{x:.2f}' for x in v)} [{min(v):.2f}]" for k, v in times.items() if v)
+    print(f"{'BLEU, one corpus of ' + str(len(hyps)) + ' pairs':<16} {shown}  ->  vs sacrebleu "
+          f"{best['sacrebleu'] / best['evalpipe']:.2f}x"
+          + (f", vs bleuscore {best['bleuscore'] / best['evalpipe']:.2f}x (bleuscore's BLEU to 1e-9: "
+             f"{abs(scores['bleuscore'] - scores['evalpipe']) < 1e-9})" if "bleuscore" in best else "")
+          + f"  identical to sacrebleu: {scores['evalpipe'] == scores['sacrebleu']}")
+
+
 def main(scale: float = 1.0) -> None:
     folder = NEWS / "system-outputs" / "en-de"
     if not folder.is_dir():
@@ -76,6 +106,7 @@ def main(scale: float = 1.0) -> None:
             f", vs mojo {best['mojo'] / best['evalpipe']:.2f}x" if "mojo" in best else "")
         print(f"{name:<16} {shown}  ->  {ratios}  identical: {identical}"
               + (f"  mojo equal to 2 decimals: {mojo_same}" if moj else ""))
+    one_corpus(systems, refs, sacrebleu, load_metric)
     hyps = [h for system in systems for h in system][:4000]
     refs4k = (refs * len(systems))[:4000]
     ter = load_metric("ter")
