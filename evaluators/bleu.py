@@ -128,9 +128,14 @@ class BLEU(Metric):
 
     def block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> List[List[int]]:
         """The ``segment_stats`` rows of a block of segments, computed at once with numpy."""
+        return self.block_matrix(hyps, refs).tolist() if hyps else []
+
+    def block_matrix(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> Any:
+        """:meth:`block_stats` as an int64 matrix (segments x stats)."""
+        import numpy as np
+
         if not hyps:
-            return []
-        import numpy as np  # here, not at import: the line protocol's per-segment path does without it
+            return np.zeros((0, self.num_stats), dtype=np.int64)  # here, not at import: the line protocol's per-segment path does without it
 
         from evalpipe.evaluators import ngram_batch, ngram_index
 
@@ -163,7 +168,7 @@ class BLEU(Metric):
             rank = np.abs(hyp_len[:, None] - ref_lens) * (int(ref_lens.max()) + 1) + ref_lens
             ref_len = ref_lens[np.arange(segments), rank.argmin(axis=1)]
         totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
-        return np.column_stack([hyp_len, ref_len] + correct + totals).tolist()
+        return np.column_stack([hyp_len, ref_len] + correct + totals).astype(np.int64, copy=False)
 
     def _ids_13a(self, lines: Sequence[str], vocab: Any, grow: bool) -> Tuple[Any, Any]:
         """(every line's 13a word ids end to end, each line's count) as int64 arrays, by

@@ -122,6 +122,18 @@ class ChrF(Metric):
         the next block with the same references (the next system)."""
         if not hyps:
             return []
+        rows = self._block(hyps, refs)
+        return rows.tolist() if isinstance(rows, np.ndarray) else rows
+
+    def block_matrix(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> Any:
+        """:meth:`block_stats` as an int64 matrix (segments x stats)."""
+        if not hyps:
+            return np.zeros((0, self.num_stats), dtype=np.int64)
+        rows = self._block(hyps, refs)
+        return rows if isinstance(rows, np.ndarray) else np.array(rows, dtype=np.int64).reshape(len(hyps), -1)
+
+    def _block(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> Any:
+        """A block's rows: an int64 matrix with one reference, a list of rows with several (the best one each)."""
         o = self.options
         key = tuple(map(tuple, refs))
         cached = self._block_index  # one read: another thread may replace it meanwhile
@@ -190,10 +202,10 @@ class ChrF(Metric):
                              streams.lengths[:, 1:], columns)
         return self._rows(columns, len(hyps))
 
-    def _rows(self, columns: List[list], segments: int) -> List[List[int]]:
+    def _rows(self, columns: List[list], segments: int) -> Any:
+        if len(columns) == 1:
+            return np.column_stack(columns[0]).astype(np.int64, copy=False)
         rows = [np.column_stack(c).tolist() for c in columns]  # per reference
-        if len(rows) == 1:
-            return rows[0]
         return [self._best_reference(r[i] for r in rows) for i in range(segments)]
 
     @staticmethod

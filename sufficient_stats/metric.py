@@ -127,8 +127,25 @@ class Metric(ABC):
 
     def corpus_partial(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Partial:
         """The exact sum of the per-segment stats, as a mergeable :class:`Partial` (what engines
-        total).  A vectorised plugin may override it to sum columns without building rows."""
-        return partial_sum(self.corpus_stats(hypotheses, references), self.num_stats)
+        total).  A plugin whose ``block_matrix`` gives a block's integer rows as one numpy matrix has its
+        columns summed there, without a Python list per row."""
+        if type(self).block_matrix is Metric.block_matrix:
+            return partial_sum(self.corpus_stats(hypotheses, references), self.num_stats)
+        from evalpipe.sufficient_stats.vectors import partial_of_columns
+
+        hypotheses = self.check_corpus(hypotheses, references)
+        totals = [0] * self.num_stats
+        for start in range(0, len(hypotheses), BLOCK_SEGMENTS):
+            stop = start + BLOCK_SEGMENTS
+            block = self.block_matrix(hypotheses[start:stop], [r[start:stop] for r in references])
+            if block.shape[1] != self.num_stats:
+                raise StatsError(f"{self.name} returned rows of {block.shape[1]} stats, its layout has {self.num_stats}")
+            totals = [t + v for t, v in zip(totals, block.sum(axis=0).tolist())]
+        return partial_of_columns(totals, len(hypotheses))
+
+    def block_matrix(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Any:
+        """Optional: ``block_stats`` as an integer numpy matrix (segments x stats), for exact column sums."""
+        raise NotImplementedError
 
     def check_corpus(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Sequence[Any]:
         """The hypotheses this metric scores, after checking the corpus's shape and types once."""
@@ -154,7 +171,7 @@ class Metric(ABC):
 
     def corpus_score(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> float:
         """The corpus value: ``score`` of the sum of every segment's stats."""
-        return self.score(sum_stats(self.corpus_stats(hypotheses, references), self.num_stats))
+        return self.score(self.corpus_partial(hypotheses, references).finish())
 
     # -- checks -------------------------------------------------------------------------------
     def check_hypothesis(self, hypothesis: Any, index: Optional[int] = None) -> Any:
