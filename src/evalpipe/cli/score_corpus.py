@@ -187,8 +187,10 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
             if bar:
                 bar.render_finish()
     pairwise = test.pop("pairwise", None)
+    first = systems[0].runs[0]  # files Spark read were counted by Spark
     header: Dict[str, Any] = {"evalpipe_version": __version__, "references": list(refs), "test": test,
-                              "segments": systems[0].runs[0].counted if runner.reads_files else len(systems[0].runs[0])}
+                              "segments": first.counted if runner.reads_files and isinstance(first, TextFiles)
+                              else len(first)}
     if pairwise:
         header["pairwise"] = pairwise
     if report_file or plot_file:
