@@ -234,6 +234,23 @@ normalize_line(PyObject *line, Text *a, Text *b)
     return rules(a, b);
 }
 
+/* the start of the next whitespace-delimited token of s[*i:n], *i then past its end; -1 when there is none */
+static Py_ssize_t
+next_token(const Py_UCS4 *s, Py_ssize_t n, Py_ssize_t *i)
+{
+    while (*i < n && Py_UNICODE_ISSPACE(s[*i])) {
+        (*i)++;
+    }
+    if (*i == n) {
+        return -1;
+    }
+    Py_ssize_t start = *i;
+    while (*i < n && !Py_UNICODE_ISSPACE(s[*i])) {
+        (*i)++;
+    }
+    return start;
+}
+
 /* append the 13a tokens of line to list; the number appended, or -1 */
 static Py_ssize_t
 line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
@@ -241,20 +258,10 @@ line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
     if (normalize_line(line, a, b) < 0) {
         return -1;
     }
-    Py_ssize_t count = 0, i = 0;
+    Py_ssize_t count = 0, i = 0, start;
     const Py_UCS4 *s = a->data;
     Py_ssize_t n = a->length;
-    while (i < n) {
-        while (i < n && Py_UNICODE_ISSPACE(s[i])) {
-            i++;
-        }
-        if (i == n) {
-            break;
-        }
-        Py_ssize_t start = i;
-        while (i < n && !Py_UNICODE_ISSPACE(s[i])) {
-            i++;
-        }
+    while ((start = next_token(s, n, &i)) >= 0) {
         PyObject *token = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, s + start, i - start);
         if (!token || PyList_Append(list, token) < 0) {
             Py_XDECREF(token);
@@ -470,19 +477,9 @@ ids_flat(PyObject *self, PyObject *args)
             }
             ids = grown;
         }
-        Py_ssize_t count = 0, i = 0, length = a.length;
+        Py_ssize_t count = 0, i = 0, start;
         const Py_UCS4 *s = a.data;
-        while (i < length) {
-            while (i < length && Py_UNICODE_ISSPACE(s[i])) {
-                i++;
-            }
-            if (i == length) {
-                break;
-            }
-            Py_ssize_t start = i;
-            while (i < length && !Py_UNICODE_ISSPACE(s[i])) {
-                i++;
-            }
+        while ((start = next_token(s, a.length, &i)) >= 0) {
             int64_t id = lookup(v, s + start, i - start, grow, missing);
             if (id == -2) {
                 PyErr_NoMemory();

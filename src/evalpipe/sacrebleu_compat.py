@@ -51,6 +51,13 @@ class _EvalpipeStats:
     """The shared half: evalpipe's plugin ``self._plugin`` computes the rows sacrebleu would."""
 
     _plugin: Any
+    _plugin_name: str
+
+    def __init__(self, *args: Any, references: Optional[Sequence[Sequence[str]]] = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # sacrebleu's class, without references: they are cached here
+        self._build_plugin()
+        if references is not None:
+            self._ref_cache = self._cache_references(references)
 
     def _plugin_options(self) -> Dict[str, Any]:
         raise NotImplementedError
@@ -106,12 +113,6 @@ class BLEU(_EvalpipeStats, _BLEU):
 
     _plugin_name = "bleu"
 
-    def __init__(self, *args: Any, references: Optional[Sequence[Sequence[str]]] = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._build_plugin()
-        if references is not None:
-            self._ref_cache = self._cache_references(references)
-
     def _plugin_options(self) -> Dict[str, Any]:
         # the tokenizer sacrebleu chose: the one given, or its default for the target language
         return {"tokenize": sb.tokenizer_name(self.tokenizer), "lowercase": self.lowercase,
@@ -129,12 +130,6 @@ class CHRF(_EvalpipeStats, _CHRF):
 
     _plugin_name = "chrf"
 
-    def __init__(self, *args: Any, references: Optional[Sequence[Sequence[str]]] = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._build_plugin()
-        if references is not None:
-            self._ref_cache = self._cache_references(references)
-
     def _plugin_options(self) -> Dict[str, Any]:
         return {"char_order": self.char_order, "word_order": self.word_order, "beta": self.beta,
                 "lowercase": self.lowercase, "whitespace": self.whitespace, "eps_smoothing": self.eps_smoothing}
@@ -144,12 +139,6 @@ class TER(_EvalpipeStats, _TER):
     """sacrebleu's TER; corpus statistics by :class:`evalpipe.evaluators.ter.TER`."""
 
     _plugin_name = "ter"
-
-    def __init__(self, *args: Any, references: Optional[Sequence[Sequence[str]]] = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._build_plugin()
-        if references is not None:
-            self._ref_cache = self._cache_references(references)
 
     def _plugin_options(self) -> Dict[str, Any]:
         return {"normalized": self.normalized, "no_punct": self.no_punct, "asian_support": self.asian_support,
