@@ -238,10 +238,16 @@ def test_score_corpus_takes_several_metrics_after_one_flag():
     assert {r["system"] for r in json.loads(after.stdout)["results"]} == {SYS}
 
 
-def test_chrf_plus_plus_is_labelled_as_sacrebleu_names_it():
+def test_chrf_plus_plus_is_labelled_as_sacrebleu_names_it(tmp_path):
     done = run("score-corpus", "-r", REF, SYS, "-m", "chrf", "-o", "word_order=2", "-q")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].split() == ["system", "chrF2++"]
+    page = tmp_path / "r.html"  # the report calls it so too
+    done = run("score-corpus", "-r", REF, SYS, SYS2, "-m", "chrf", "-o", "word_order=2", "-q", "--report", page)
+    assert done.returncode == 0, done.stderr
+    html = page.read_text(encoding="utf-8")
+    assert "<h2>chrF2++: which systems are significantly better</h2>" in html and "<h2>chrf:" not in html
+    assert "chrF2++ clusters" in done.stdout
 
 
 def test_deprecated_flags_still_work_with_a_warning(files, tmp_path):

@@ -67,6 +67,11 @@ def metrics_of(doc: Dict[str, Any]) -> List[str]:
     return list(dict.fromkeys(r["metric"] for r in doc["results"]))
 
 
+def label_of(doc: Dict[str, Any], metric: str) -> str:
+    """What the page calls a metric: its label in the results (sacrebleu's name: BLEU, chrF2++), else its name."""
+    return next((r.get("label") or metric for r in doc["results"] if r["metric"] == metric), metric)
+
+
 def interval_figure(doc: Dict[str, Any]) -> Any:
     """Scores with their 95 % bootstrap intervals, one panel per metric, systems best first."""
     plt = pyplot()
@@ -84,7 +89,7 @@ def interval_figure(doc: Dict[str, Any]) -> Any:
         errors = [[r["score"] - r["low"] for r in rows], [r["high"] - r["score"] for r in rows]]
         ax.errorbar(scores, y, xerr=errors, fmt="o", color="#1f5f99", ecolor="#7fa7cc", capsize=3, markersize=4)
         ax.set_yticks(y, [names[r["system"]] for r in rows])
-        ax.set_title(metric)
+        ax.set_title(label_of(doc, metric))
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)
     return fig

@@ -114,7 +114,7 @@ def corpus_report(doc: Dict[str, Any], title: str = "evalpipe: corpus scores") -
                         f"{escape(', '.join(doc.get('references') or [])) or '—'}; evalpipe {escape(doc.get('evalpipe_version', ''))}</p>"]
     for metric in figures.metrics_of(doc):
         pairs = doc["pairwise"][metric]
-        parts += [f"<h2>{escape(metric)}: which systems are significantly better</h2>",
+        parts += [f"<h2>{escape(figures.label_of(doc, metric))}: which systems are significantly better</h2>",
                   f"<p class=\"caption\">Systems best first, grouped in significance clusters: a system starts a new "
                   f"cluster when a better system of the current cluster differs from it significantly. Paired bootstrap "
                   f"resampling ({pairs['trials']} resamples, seed {escape(str(test.get('seed')))}) between every pair of "
@@ -126,7 +126,8 @@ def corpus_report(doc: Dict[str, Any], title: str = "evalpipe: corpus scores") -
                   f"than the column system; red: worse; grey: no significant difference. Numbers: Holm-adjusted "
                   f"p-values (hover for the unadjusted ones). Thick lines: cluster boundaries.<br>Signature: "
                   f"<code>{escape(_signature(doc, metric))}</code></figcaption></figure>"]
-    signatures = "".join(f"<br>{escape(m)}: <code>{escape(_signature(doc, m))}</code>" for m in figures.metrics_of(doc))
+    signatures = "".join(f"<br>{escape(figures.label_of(doc, m))}: <code>{escape(_signature(doc, m))}</code>"
+                         for m in figures.metrics_of(doc))
     parts += ["<h2>Scores with 95 % bootstrap intervals</h2>",
               "<figure>" + figures.render(figures.interval_figure(doc)) +
               f"<figcaption class=\"caption\">Each system's score and its 95 % bootstrap interval "

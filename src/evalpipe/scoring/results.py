@@ -95,7 +95,7 @@ def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any
     out += [""] + [f"{label}: {cell[(systems[0], m)].signature}" for m, label in zip(metrics, labels)]
     for m, pairs in (pairwise or {}).items():
         clusters = [[s for s, c in zip(pairs["systems"], pairs["clusters"]) if c == k] for k in sorted(set(pairs["clusters"]))]
-        out.append(f"{m} clusters (paired bootstrap, Holm-adjusted p <= {pairs['alpha']}), best first: "
+        out.append(f"{labels[metrics.index(m)] if m in metrics else m} clusters (paired bootstrap, Holm-adjusted p <= {pairs['alpha']}), best first: "
                    + " | ".join(" ".join(c) for c in clusters))
     return "\n".join(out)
 
