@@ -162,7 +162,7 @@ def test_plot_formats(tmp_path, suffix, magic):
 def test_table_shows_clusters():
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--all-pairs", "-q", *SYSTEMS[:4]])
     assert result.exit_code == 0, result.output
-    line = next(x for x in result.output.splitlines() if x.startswith("bleu clusters"))
+    line = next(x for x in result.output.splitlines() if x.startswith("BLEU clusters"))
     assert "Holm" in line and all(Path(p).stem in line for p in SYSTEMS[:4])
 
 
