@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 from evalpipe.errors import InputError, OptionError, StatsError
 from evalpipe.sufficient_stats.options import Option
 from evalpipe.sufficient_stats.segments import SimulHypothesis
-from evalpipe.sufficient_stats.vectors import Partial, partial_sum, sum_stats
+from evalpipe.sufficient_stats.vectors import Partial, partial_sum
 
 BLOCK_SEGMENTS = 5000
 
