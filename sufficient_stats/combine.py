@@ -13,11 +13,13 @@ member; a bare ``KEY=VALUE`` goes to every member that has the option (an error 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.errors import UsageError
 from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.vectors import Partial
 
 _TERM = re.compile(r"\s*([+-]?)\s*(?:(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+)\s*\*\s*)?([A-Za-z_][\w.:]*)\s*")
 
@@ -102,3 +104,32 @@ class Bundle:
     def parts(self, stats: Sequence[Any]) -> List[Sequence[Any]]:
         """Each member's slice of a concatenated vector."""
         return [stats[sl] for sl in self.slices]
+
+    def corpus_stats(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> List[List[Any]]:
+        """Every member's rows (each through its own fast path), concatenated segment by segment."""
+        parts = [m.corpus_stats(hypotheses, references) for m in self.metrics]
+        return [sum(row, []) for row in zip(*parts)]
+
+    def corpus_partial(self, hypotheses: Sequence[Any], references: Sequence[Sequence[str]]) -> Partial:
+        """Every member's exact partial sum, concatenated."""
+        return concatenate([m.corpus_partial(hypotheses, references) for m in self.metrics])
+
+
+@dataclass(frozen=True)
+class BundleSpec:
+    """Metric specs (:class:`~evalpipe.registry.MetricSpec`) computed in one pass: picklable, built into a
+    :class:`Bundle` where the work runs."""
+
+    specs: Tuple[Any, ...]
+
+    def build(self) -> Bundle:
+        return Bundle([spec.build() for spec in self.specs])
+
+
+def concatenate(parts: Sequence[Partial]) -> Partial:
+    """Partial sums of the same rows' slices, side by side (a bundle's partial sum)."""
+    out = Partial(sum(len(p.totals) for p in parts))
+    out.totals = [v for p in parts for v in p.totals]
+    out.integral = [v for p in parts for v in p.integral]
+    out.rows = parts[0].rows if parts else 0
+    return out

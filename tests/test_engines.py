@@ -111,3 +111,39 @@ def test_score_corpus_spark_engine_equals_local(news, spark):
     # issue 26: Spark reported "segments": null; every field but the version-free header is the local one
     assert spark_doc["segments"] == local["segments"] == len(news["en-de.refs"][0])
     assert {k: v for k, v in spark_doc.items()} == local
+
+
+@pytest.mark.parametrize("ending,last", [(b"\n", b"\n"), (b"\r\n", b"\r\n"), (b"\n", b"")])
+def test_text_file_chunks_read_their_byte_ranges_as_the_whole_file_reads(tmp_path, ending, last):
+    """A pool's chunks of text files carry byte ranges (TextFiles.split scans each file once): every chunk
+    holds exactly the lines the whole read gives there, for CRLF files, a last line without its end, empty
+    lines and multi-byte characters; all metrics in one pass through a pool equal the local engine."""
+    from evalpipe.sufficient_stats.combine import BundleSpec
+
+    hyps = [f"Grüße {i} ✓" if i % 5 != 1 else "" for i in range(101)]
+    refs = [f"Grüße {i} aus Köln" for i in range(101)]
+    (tmp_path / "h").write_bytes(ending.join(h.encode() for h in hyps) + last)
+    (tmp_path / "r").write_bytes(b"\n".join(r.encode() for r in refs))
+    files = TextFiles(str(tmp_path / "h"), [str(tmp_path / "r")])
+    whole = files.read()
+    for parts in (1, 2, 7, 101):
+        chunks = files.split(parts)
+        assert [h for c in chunks for h in c.read().hypotheses] == list(whole.hypotheses)
+        assert [r for c in chunks for r in c.read().references[0]] == whole.references[0]
+        assert sum(len(c) for c in chunks) == len(whole) == 101
+    spec = BundleSpec((MetricSpec.of("bleu"), MetricSpec.of("chrf"), MetricSpec.of("ter")))
+    with PoolEngine(2, chunk_size=9) as pool:
+        assert pool.run([Job(spec, files), Job(spec, whole)], False) == [LocalEngine().total(Job(spec, whole))] * 2
+        assert pool.rows(Job(spec, files)) == LocalEngine().rows(Job(spec, whole))
+
+
+def test_text_file_chunks_name_the_bad_line_and_the_files_that_differ(tmp_path):
+    (tmp_path / "r").write_text("a\n" * 40)
+    (tmp_path / "h").write_bytes(b"a\n" * 30 + b"b\xff\n" + b"a\n" * 9)
+    (tmp_path / "short").write_text("a\n" * 39)
+    with PoolEngine(2, chunk_size=8) as pool:
+        with pytest.raises(Exception, match=r"h, line 31"):
+            pool.total(job_files := Job(MetricSpec.of("bleu"), TextFiles(str(tmp_path / "h"), [str(tmp_path / "r")])))
+        with pytest.raises(Exception, match=r"short has 39 lines.*r has 40 lines"):
+            pool.total(Job(MetricSpec.of("bleu"), TextFiles(str(tmp_path / "short"), [str(tmp_path / "r")])))
+    assert job_files.input.nrefs == 1

@@ -1,11 +1,12 @@
 """Reading UTF-8 text files of one segment per line, with errors that name the file and line."""
 from __future__ import annotations
 
+import io
 import os
 from contextlib import suppress
 import tempfile
 from itertools import islice
-from typing import IO, BinaryIO, Iterable, Iterator, List, Sequence, Tuple, Union
+from typing import IO, Any, BinaryIO, Iterable, Iterator, List, Sequence, Tuple, Union
 
 from evalpipe.errors import InputError
 from evalpipe.protocol.codec import decode_line
@@ -52,10 +53,42 @@ def decode_block(raw: List[bytes], name: str, first: int) -> List[str]:
         text = b"".join(raw).decode("utf-8")
     except UnicodeDecodeError:
         return [decode_line(line, name, number) for number, line in enumerate(raw, first)]
+    return _split_text(text)
+
+
+def _split_text(text: str) -> List[str]:
+    """The lines of decoded text as :func:`read_lines` gives them (``\\n`` ends a line, a ``\\r`` before it
+    goes, a last line may lack its end)."""
     lines = text.split("\n")
-    if len(lines) > len(raw):  # the last line ended in a line end: split leaves an empty piece after it
+    if lines[-1] == "":  # the last line ended in a line end (or there was none): split leaves an empty piece
         lines.pop()
     return [line.rstrip("\r") for line in lines] if "\r" in text else lines
+
+
+def line_starts(path: str) -> Any:
+    """The byte offset where each line of ``path`` starts, and the file's size after them (a numpy int64
+    array of ``count_lines(path) + 1`` values; read in 1 MiB pieces, not decoded)."""
+    import numpy as np  # imported when first needed: reading a whole file never needs it
+
+    found, size = [np.zeros(1, np.int64)], 0
+    with open_binary(path) as handle:
+        for piece in iter(lambda: handle.read(1 << 20), b""):
+            found.append(np.flatnonzero(np.frombuffer(piece, np.uint8) == 10).astype(np.int64) + (size + 1))
+            size += len(piece)
+    starts = np.concatenate(found)
+    return starts if starts[-1] == size else np.append(starts, size)
+
+
+def read_span(path: str, begin: int, end: int, first: int) -> List[str]:
+    """The lines in bytes ``begin:end`` of ``path`` (whole lines, the first being line ``first``), decoded as
+    :func:`read_lines` decodes them."""
+    with open_binary(path) as handle:
+        handle.seek(begin)
+        data = handle.read(end - begin)
+    try:
+        return _split_text(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return decode_block(io.BytesIO(data).readlines(), path, first)
 
 
 def count_lines(path: str) -> int:

@@ -26,10 +26,10 @@ from abc import ABC, abstractmethod
 from itertools import zip_longest
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
-from evalpipe.corpus import check_same_length, count_lines, line_blocks, read_lines
+from evalpipe.corpus import check_same_length, count_lines, line_blocks, line_starts, read_lines, read_span
 from evalpipe.errors import InputError
 from evalpipe.evaluators.talk_realign import quality_texts, sentences
-from evalpipe.sufficient_stats.combine import Bundle
+from evalpipe.sufficient_stats.combine import Bundle, concatenate
 from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import Hypotheses, SimulHypothesis
 from evalpipe.sufficient_stats.talks import Talk
@@ -131,22 +131,49 @@ class SimulPairs(Pairs):
 
 class TextFiles(Input):
     """A hypothesis file and reference files (paths or, for Spark, URIs), lines ``start:stop``, read
-    where the work runs: by this process for the local and pool engines, by Spark itself for Spark."""
+    where the work runs: by this process for the local and pool engines, by Spark itself for Spark.
+
+    :meth:`split` scans each file once for its line starts and gives chunks that carry their byte range
+    in every file (``spans``), so a worker reads its own lines and nothing else."""
 
     #: the segments Spark counted when it read the files (None before; the local engines count them by len)
     counted: Optional[int] = None
 
-    def __init__(self, hypothesis: str, references: Sequence[str], start: int = 0, stop: Optional[int] = None) -> None:
+    def __init__(self, hypothesis: str, references: Sequence[str], start: int = 0, stop: Optional[int] = None,
+                 spans: Optional[Sequence[Tuple[int, int]]] = None) -> None:
         self.hypothesis, self.reference_paths = hypothesis, list(references)
         self.name, self.start, self.stop = hypothesis, start, stop
         self.nrefs = len(self.reference_paths)
+        self.spans = spans  # (begin, end) bytes of lines start:stop in each file, hypothesis first
+        self._starts: Optional[List[Any]] = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_starts": None}  # a chunk travels without its parent's line index
 
     def __len__(self) -> int:
-        total = count_lines(self.hypothesis)
-        return (total if self.stop is None else min(total, self.stop)) - self.start
+        if self.spans is not None:
+            return self.stop - self.start
+        total = count_lines(self.hypothesis) if self._starts is None else len(self._starts[0]) - 1
+        return max(0, (total if self.stop is None else min(total, self.stop)) - self.start)
+
+    def line_starts(self) -> List[Any]:
+        """Every file's line starts (:func:`~evalpipe.corpus.line_starts`), scanned once; files of different
+        lengths are an :class:`InputError`."""
+        if self._starts is None:
+            paths = [self.hypothesis, *self.reference_paths]
+            starts = [line_starts(p) for p in paths]
+            if len({len(s) for s in starts}) > 1:
+                shown = ", ".join(f"{p} has {len(s) - 1} lines" for p, s in zip(paths, starts))
+                raise InputError(f"line counts differ: {shown}")
+            self._starts = starts
+        return self._starts
 
     def read(self) -> TextPairs:
         """The lines ``start:stop`` of every file; files of different lengths are an :class:`InputError`."""
+        if self.spans is not None:
+            paths = [self.hypothesis, *self.reference_paths]
+            hyps, *refs = [read_span(p, a, b, self.start + 1) for p, (a, b) in zip(paths, self.spans)]
+            return TextPairs(hyps, refs, self.hypothesis)
         hyps = read_lines(self.hypothesis)
         refs = [read_lines(p) for p in self.reference_paths]
         check_same_length([(self.hypothesis, hyps), *zip(self.reference_paths, refs)])
@@ -154,7 +181,13 @@ class TextFiles(Input):
         return TextPairs(hyps[cut], [r[cut] for r in refs], self.hypothesis)
 
     def split(self, parts: int) -> List["Input"]:
-        return [TextFiles(self.hypothesis, self.reference_paths, self.start + a, self.start + b)
+        if self.spans is not None:
+            return self.read().split(parts)
+        starts = self.line_starts()
+        if len(starts[0]) == 1:
+            read_lines(self.hypothesis)  # raises: an empty file
+        return [TextFiles(self.hypothesis, self.reference_paths, self.start + a, self.start + b,
+                          [(int(s[self.start + a]), int(s[self.start + b])) for s in starts])
                 for a, b in _bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[list]:
@@ -163,6 +196,8 @@ class TextFiles(Input):
     def partial(self, metric: Any) -> Partial:
         """The exact totals, reading every file in blocks of ``STREAM_BLOCK`` lines (one block of each in
         memory, whatever the files' length); files of different lengths are an :class:`InputError`."""
+        if self.spans is not None:
+            return self.read().partial(metric)
         paths = [self.hypothesis, *self.reference_paths]
         total, index = Partial(metric.num_stats), 0
         stop = float("inf") if self.stop is None else self.stop
@@ -233,10 +268,7 @@ class Talks(Input):
         """The exact sum of a talk's rows: its sentences' rows, or one row for a talk metric; for a
         :class:`~evalpipe.sufficient_stats.combine.Bundle`, every member's, concatenated."""
         if isinstance(metric, Bundle):
-            out = Partial(metric.num_stats)
-            parts = [Talks.talk_partial(m, talk) for m in metric.metrics]
-            out.totals = [v for p in parts for v in p.totals]
-            out.integral = [v for p in parts for v in p.integral]
+            out = concatenate([Talks.talk_partial(m, talk) for m in metric.metrics])
             out.rows = 1
             return out
         if metric.hypothesis_kind == "talk":

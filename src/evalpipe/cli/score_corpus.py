@@ -25,9 +25,8 @@ from evalpipe.scoring.results import sentences_json, sentences_tsv, to_json, to_
 
 
 def _text_systems(refs: List[str], paths: List[str], named: List[str], read_here: bool) -> List[System]:
-    """Systems of text files, read here (line counts checked, naming the files) or as
-    :class:`TextFiles`: for an engine that reads files itself (Spark), and for the local engine when
-    nothing is resampled (it streams them in blocks)."""
+    """Systems of text files, read here (stdin; line counts checked, naming the files) or as
+    :class:`TextFiles`, read where the work runs."""
     runs = [(p, [p]) for p in paths] + [parse_named_files(spec) for spec in named]
     if not read_here:
         if not runs:
@@ -163,13 +162,11 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
 
             systems = [System(p, [read_instances(p)]) for p in instance_logs]
         else:
-            # nothing resampled, one process: stream the files in blocks (memory independent of their length)
-            resampled = sentence_level or confidence or paired_bs or paired_ar or any(
-                "," in spec.partition("=")[2] for spec in named_systems)
-            stream = runner.name == "local" and not resampled and bool(system_files or named_systems) \
-                and "-" not in system_files
+            # files are read where the work runs (streamed in blocks by one process, by byte range in a
+            # pool, by Spark itself); only stdin is read here
+            from_stdin = "-" in system_files or not (system_files or named_systems)
             systems = _text_systems(list(refs), list(system_files), list(named_systems),
-                                    read_here=not (runner.reads_files or stream))
+                                    read_here=from_stdin and not runner.reads_files)
         if sentence_level:
             records = sentence_scores(systems, specs, runner, signatures=True)
             if score_only:

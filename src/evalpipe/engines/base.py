@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, List
+from typing import Any, Callable, List, Sequence
 
 from evalpipe.inputs import Input
 from evalpipe.sufficient_stats.vectors import Partial
@@ -61,6 +61,15 @@ class Engine(ABC):
     @abstractmethod
     def total(self, job: Job) -> List[Any]:
         """The exact sum of every segment's stats row."""
+
+    def run(self, jobs: Sequence[Job], want_rows: bool, done: Callable[[int], None] = lambda i: None) -> List[Any]:
+        """Every job's rows (``want_rows``) or total, in order; ``done(i)`` as job ``i`` finishes.  An
+        engine that can work on several jobs at once (the pool) overrides this to hand them out together."""
+        out = []
+        for i, job in enumerate(jobs):
+            out.append(self.rows(job) if want_rows else self.total(job))
+            done(i)
+        return out
 
     def close(self) -> None:
         """Release workers or contexts the engine started."""

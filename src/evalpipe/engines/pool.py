@@ -15,7 +15,7 @@ import multiprocessing as mp
 from itertools import accumulate, chain
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from evalpipe.engines.base import Engine, Job, chunk_partial, chunk_rows, merge
 from evalpipe.errors import EngineError
@@ -51,48 +51,81 @@ class PoolEngine(Engine):
         self._broken = ""
         self._inherited: List[int] = []
 
-    def _tasks(self, job: Job, want_rows: bool) -> List[tuple]:
-        n = len(job.input)
-        size = self.chunk_size or max(1, min(20000, -(-n // (self.workers * 4))))
+    def _spec(self, job: Job) -> tuple:
+        """``(key, spec)`` for a task: the spec travels unless the workers inherited it at the fork."""
         key, spec = id(job.spec), job.spec
         if self._pool is None:
             _INHERITED[key], spec = job.spec, None
             self._inherited.append(key)
+        elif _INHERITED.get(key) is job.spec:
+            spec = None
+        return key, spec
+
+    def _start(self) -> None:
+        if self._pool is None and self._broken:
+            raise EngineError(f"the pool engine cannot run more jobs: {self._broken}")
+        if self._pool is None:
             methods = mp.get_all_start_methods()
             context = mp.get_context("fork" if "fork" in methods else methods[0])
             self._started = context.SimpleQueue()
             self._pool = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init,
                                              initargs=(self._started,))
-        elif _INHERITED.get(key) is job.spec:
-            spec = None
-        return [(key, spec, chunk, want_rows, i) for i, chunk in enumerate(job.input.split(-(-n // size)))]
+
+    def _chunks(self, job: Job) -> List[Any]:
+        n = len(job.input)
+        size = self.chunk_size or max(1, min(20000, -(-n // (self.workers * 4))))
+        return job.input.split(-(-n // size))
 
     def _local(self, job: Job) -> bool:
         return self.workers == 1 or len(job.input) < 2 * self.workers
 
     def rows(self, job: Job) -> List[list]:
-        if self._local(job):
-            return chunk_rows(job)
-        return list(chain.from_iterable(self._pool_map(job, True)))
+        return self.run([job], True)[0]
 
     def total(self, job: Job) -> List[Any]:
-        if self._local(job):
-            return chunk_partial(job).finish()
-        return merge(self._pool_map(job, False), job.metric().num_stats)
+        return self.run([job], False)[0]
 
-    def _pool_map(self, job: Job, want_rows: bool) -> Iterator[Any]:
-        if self._pool is None and self._broken:
-            raise EngineError(f"the pool engine cannot run more jobs: {self._broken}")
-        tasks = self._tasks(job, want_rows)
-        futures = [self._pool.submit(_run, task) for task in tasks]
+    def run(self, jobs: Sequence[Job], want_rows: bool, done: Callable[[int], None] = lambda i: None) -> List[Any]:
+        """Every job's chunks handed to the workers at once (small jobs are computed here meanwhile); each
+        job's result as soon as its last chunk is back."""
+        out: List[Any] = [None] * len(jobs)
+        remote = [i for i, job in enumerate(jobs) if not self._local(job)]
+        tasks: List[tuple] = []
+        owner: List[int] = []  # the job of each task
+        if remote:
+            keys = {id(jobs[i].spec): self._spec(jobs[i]) for i in remote}
+            self._start()
+            for i in remote:
+                key, spec = keys[id(jobs[i].spec)]
+                for chunk in self._chunks(jobs[i]):
+                    tasks.append((key, spec, chunk, want_rows, len(tasks)))
+                    owner.append(i)
+        futures = [self._pool.submit(_run, task) for task in tasks] if tasks else []
         try:
-            for future in (futures if want_rows else as_completed(futures)):
-                yield future.result()
+            for i, job in enumerate(jobs):
+                if i not in remote:
+                    out[i] = chunk_rows(job) if want_rows else chunk_partial(job).finish()
+                    done(i)
+            parts: Dict[int, List[Any]] = {i: [None] * owner.count(i) for i in remote}
+            first = {i: owner.index(i) for i in remote}
+            left = {i: len(parts[i]) for i in remote}
+            place = {id(f): t for t, f in enumerate(futures)}
+            for future in as_completed(futures):
+                t = place[id(future)]
+                i = owner[t]
+                parts[i][t - first[i]] = future.result()
+                left[i] -= 1
+                if not left[i]:
+                    out[i] = list(chain.from_iterable(parts[i])) if want_rows else \
+                        merge(parts[i], len(parts[i][0].totals))
+                    parts[i] = []
+                    done(i)
         except BrokenProcessPool:
             raise self._died(futures, tasks) from None
         finally:
             for future in futures:
                 future.cancel()
+        return out
 
     def _died(self, futures: List[Any], tasks: List[tuple]) -> EngineError:
         wait(futures, return_when=FIRST_EXCEPTION)

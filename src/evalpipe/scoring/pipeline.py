@@ -23,6 +23,7 @@ from evalpipe.engines.local import LocalEngine
 from evalpipe.errors import UsageError
 from evalpipe.inputs import Input
 from evalpipe.scoring.results import Result
+from evalpipe.sufficient_stats.combine import BundleSpec
 from evalpipe.sufficient_stats import resample
 from evalpipe.sufficient_stats.vectors import sum_stats
 
@@ -51,18 +52,26 @@ class RunStats:
 
 def stats_table(systems: Sequence[System], specs: Sequence[Any], engine: Engine, with_rows: bool,
                 progress: Callable[[int], None] = lambda n: None) -> Dict[Tuple[str, str], List[RunStats]]:
-    """``{(system, metric): [RunStats per run]}``; ``with_rows`` keeps the per-segment rows."""
-    table = {}
-    for spec in specs:
-        width = spec.build().num_stats
-        for system in systems:
-            runs = []
-            for data in system.runs:
-                rows = engine.rows(Job(spec, data)) if with_rows else None
-                total = sum_stats(rows, width) if with_rows else engine.total(Job(spec, data))
-                runs.append(RunStats(total, rows, data.nrefs, width))
-                progress(1)
-            table[(system.name, spec.name)] = runs
+    """``{(system, metric): [RunStats per run]}``; ``with_rows`` keeps the per-segment rows.
+
+    Every metric is computed in one pass over each run (one :class:`~evalpipe.sufficient_stats.combine.
+    BundleSpec` job: an input is read and split once for all of them), and every run's job goes to the
+    engine at once, so a pool keeps all its workers busy across systems."""
+    bundle_spec = BundleSpec(tuple(specs))
+    bundle = bundle_spec.build()
+    runs = [data for system in systems for data in system.runs]
+    found = engine.run([Job(bundle_spec, data) for data in runs], with_rows, lambda i: progress(len(specs)))
+    table: Dict[Tuple[str, str], List[RunStats]] = {}
+    index = 0
+    for system in systems:
+        for data in system.runs:
+            rows = found[index] if with_rows else None
+            total = sum_stats(rows, bundle.num_stats) if with_rows else found[index]
+            for spec, sl in zip(specs, bundle.slices):
+                part = [row[sl] for row in rows] if with_rows else None
+                table.setdefault((system.name, spec.name), []).append(
+                    RunStats(total[sl], part, data.nrefs, sl.stop - sl.start))
+            index += 1
     return table
 
 

@@ -21,7 +21,7 @@ from evalpipe.registry import MetricSpec
 from evalpipe.scoring.pipeline import extend_signature
 from evalpipe.scoring.results import Result
 from evalpipe.sufficient_stats import resample
-from evalpipe.sufficient_stats.combine import Bundle
+from evalpipe.sufficient_stats.combine import BundleSpec
 from evalpipe.sufficient_stats.talks import Talk
 from evalpipe.sufficient_stats.vectors import partial_sum
 
@@ -31,16 +31,6 @@ DEFAULT_METRICS = {
     "omnisteval": ("bleu", "chrf", "long_yaal", "long_al", "long_laal", "long_ap", "long_dal",
                    "long_yaal_ca", "long_al_ca", "long_laal_ca", "long_ap_ca", "long_dal_ca"),
 }
-
-
-@dataclass(frozen=True)
-class BundleSpec:
-    """Metric specs computed in one pass (picklable; built where the work runs)."""
-
-    specs: Tuple[MetricSpec, ...]
-
-    def build(self) -> Bundle:
-        return Bundle([spec.build() for spec in self.specs])
 
 
 BATCH_TALKS = 8  # talks handed to the engine at a time (split among its workers)
