@@ -14,20 +14,19 @@ counts; ``total_n = max(0, hyp_len - n + 1)``.  Score (0-100)::
 computed by ``sacrebleu.BLEU.compute_bleu`` itself (on copies, since add-k smoothing mutates its
 arguments), so summed stats give sacrebleu's ``corpus_score`` to the last bit.
 
-``block_stats`` computes the same rows for blocks of segments at once with
-:mod:`evalpipe.evaluators.ngram_batch` (numpy) or a compiled kernel; ``segment_stats`` serves one
-segment (the line protocol) with :mod:`evalpipe.evaluators.ngram_line` (C) or
-:mod:`evalpipe.evaluators.ngrams` (dicts), with the reference side in an LRU cache.
+``block_stats`` computes the same rows for blocks of segments at once: the references indexed once
+(:mod:`evalpipe.evaluators.kernels.ngram_matches`, C or its numpy reference), a block whose keys do not
+fit there segment by segment; ``segment_stats`` serves one segment (the line protocol) with
+:mod:`evalpipe.evaluators.kernels.ngram_line` (C or its dict reference), the reference side in an LRU cache.
 """
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-from evalpipe.evaluators import ngram_line, sacrebleu_api as sb
-from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
-from evalpipe.evaluators.flat_lines import per_line
-from evalpipe.evaluators import tokenize_13a
-from evalpipe.evaluators.tokenize_13a import tokens_13a, tokens_13a_flat
+from evalpipe.evaluators import sacrebleu_api as sb
+from evalpipe.evaluators.kernels import ngram_line, tokenize_13a
+from evalpipe.evaluators.kernels.ngram_line import clipped_matches, max_merge, ngram_table
+from evalpipe.evaluators.kernels.tokenize_13a import tokens_13a, tokens_13a_flat
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
@@ -137,45 +136,38 @@ class BLEU(Metric):
         if not hyps:
             return np.zeros((0, self.num_stats), dtype=np.int64)  # here, not at import: the line protocol's per-segment path does without it
 
-        from evalpipe.evaluators import ngram_batch, ngram_index
+        from evalpipe.evaluators.kernels import ngram_matches
 
         ref_key = tuple(map(tuple, refs))
         cached = self._block_refs  # one read: another thread may replace it meanwhile
         if cached[0] != ref_key:  # several systems against the same references: tokenized and indexed once
             cached = self._block_refs = (ref_key, self._index(refs))
         index, vocab = cached[1]
+        if index is None:  # keys too wide for the index: segment by segment
+            return np.array([self.segment_stats(h, r) for h, r in zip(hyps, zip(*refs))], dtype=np.int64)
         segments = len(hyps)
-        if index is not None and self.options["tokenize"] == "13a":  # ids straight from the text
-            units, counts = self._ids_13a(hyps, vocab, grow=False)
-            hyp_len = counts
-        elif index is not None:
+        if self.options["tokenize"] == "13a":  # ids straight from the text
+            units, hyp_len = self._ids_13a(hyps, vocab, grow=False)
+        else:
             tokens, counts = self._flat_tokens(hyps)
             hyp_len = np.array(counts, dtype=np.int64)
-            units = ngram_index.ids(tokens, vocab)
-        if index is not None:
-            ref_lens = index.ref_lengths
-            correct = list(index.matches(units, hyp_len, clip_to_max=True))
-        else:  # keys too wide for the index: hypothesis and references sorted together
-            tokens, counts = self._flat_tokens(hyps)
-            hyp_len = np.array(counts, dtype=np.int64)
-            flats = [self._flat_tokens(stream) for stream in refs]
-            streams = ngram_batch.layout_ids([per_line(tokens, counts)] + [per_line(*flat) for flat in flats])
-            ref_lens = streams.lengths[:, 1:]
-            correct = list(ngram_batch.order_matches(streams, self._order, clip_to_max=True))
+            units = ngram_matches.ids(tokens, vocab)
+        ref_lens = index.ref_lengths
+        correct = list(index.matches(units, hyp_len, clip_to_max=True))
         if ref_lens.shape[1] == 1:
             ref_len = ref_lens[:, 0]
         else:  # closest reference length, the shorter one on a tie
             rank = np.abs(hyp_len[:, None] - ref_lens) * (int(ref_lens.max()) + 1) + ref_lens
             ref_len = ref_lens[np.arange(segments), rank.argmin(axis=1)]
-        totals = [ngram_batch.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
+        totals = [ngram_matches.ngram_totals(hyp_len, n) for n in range(1, self._order + 1)]
         return np.column_stack([hyp_len, ref_len] + correct + totals).astype(np.int64, copy=False)
 
     def _ids_13a(self, lines: Sequence[str], vocab: Any, grow: bool) -> Tuple[Any, Any]:
         """(every line's 13a word ids end to end, each line's count) as int64 arrays, by
-        :func:`~evalpipe.evaluators.tokenize_13a.ids_flat` (C: no Python object per token)."""
+        :func:`~evalpipe.evaluators.kernels.tokenize_13a.ids_flat` (C: no Python object per token)."""
         import numpy as np
 
-        from evalpipe.evaluators.ngram_index import NOT_IN_VOCABULARY
+        from evalpipe.evaluators.kernels.ngram_matches import NOT_IN_VOCABULARY
 
         lower = self.options["lowercase"]
         ids, counts = tokenize_13a.ids_flat([(s.lower() if lower else s).rstrip() for s in lines], vocab, grow,
@@ -186,7 +178,7 @@ class BLEU(Metric):
         """(the reference streams' n-gram index or None, their word vocabulary)."""
         import numpy as np
 
-        from evalpipe.evaluators import ngram_index
+        from evalpipe.evaluators.kernels import ngram_matches
 
         if self.options["tokenize"] == "13a":
             vocab = tokenize_13a.vocabulary()
@@ -194,10 +186,10 @@ class BLEU(Metric):
         else:
             vocab = {}
             flats = [self._flat_tokens(stream) for stream in refs]
-            laid = [(ngram_index.flat_word_units(tokens, vocab), np.asarray(counts, dtype=np.int64))
+            laid = [(ngram_matches.flat_word_units(tokens, vocab), np.asarray(counts, dtype=np.int64))
                     for tokens, counts in flats]
         lengths = np.column_stack([counts for _, counts in laid])
-        return ngram_index.build([units for units, _ in laid], lengths, self._order), vocab
+        return ngram_matches.build([units for units, _ in laid], lengths, self._order), vocab
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""
@@ -210,7 +202,7 @@ class BLEU(Metric):
 
     def score_many(self, sums: Any) -> Any:
         """BLEU of every row of a matrix of summed stats (vectorized; for resampling tests)."""
-        from evalpipe.evaluators.vector_scores import bleu_scores
+        from evalpipe.evaluators.formulas.scores import bleu_scores
 
         o = self.options
         return bleu_scores(sums, self._order, o["smooth_method"], o["smooth_value"], o["effective_order"])

@@ -18,8 +18,9 @@ ref > 0 (or, with ``eps_smoothing``, per-order F-scores are averaged with eps = 
 
 N-grams are counted as tuples of characters / words (equal exactly when sacrebleu's substrings
 and space-joined words are equal) with C-level counting, which is faster than sacrebleu's lists.
-``block_stats`` computes the same rows for blocks of segments at once with
-:mod:`evalpipe.evaluators.ngram_batch` (numpy).
+``block_stats`` computes the same rows for blocks of segments at once, the references indexed once
+(:mod:`evalpipe.evaluators.kernels.ngram_matches`, C or its numpy reference); a block whose keys do not
+fit there is counted segment by segment.
 """
 from __future__ import annotations
 
@@ -28,13 +29,15 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.evaluators import ngram_batch, ngram_index, text_units
-from evalpipe.evaluators.chrf_words import words_block, words_flat
 from evalpipe.evaluators import sacrebleu_api as sb
-from evalpipe.evaluators.ngrams import Counts, clipped
+from evalpipe.evaluators.kernels import ngram_matches, text_units
+from evalpipe.evaluators.kernels.chrf_words import words_block, words_flat
+from evalpipe.evaluators.kernels.ngram_line import Counts, clipped
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
+
+_MARKS = "".join(sorted(sb.chrf_punctuation()))  # what chrF++'s word split takes off a word's edge
 
 Side = Tuple[List[Counts], List[int]]  # per-order counts and per-order totals
 
@@ -118,7 +121,7 @@ class ChrF(Metric):
 
     def block_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> List[List[int]]:
         """The ``segment_stats`` rows of a block of segments, computed at once with numpy.  The
-        references' n-grams are indexed once (:mod:`~evalpipe.evaluators.ngram_index`) and kept for
+        references' n-grams are indexed once (:mod:`~evalpipe.evaluators.kernels.ngram_matches`) and kept for
         the next block with the same references (the next system)."""
         if not hyps:
             return []
@@ -141,15 +144,15 @@ class ChrF(Metric):
             cached = self._block_index = (key, self._index([self._prepared(stream) for stream in refs]))
         chars_index, words_index, vocab = cached[1]
         hyp_texts = self._prepared(hyps)
-        if chars_index is None or (o["word_order"] and words_index is None):  # keys too wide: one sort per block
-            return self._block_rows_unindexed(hyp_texts, [self._prepared(stream) for stream in refs])
+        if chars_index is None or (o["word_order"] and words_index is None):  # keys too wide: segment by segment
+            return [self.segment_stats(h, r) for h, r in zip(hyps, zip(*refs))]
         columns: List[list] = [[] for _ in refs]
         units, lengths = self._char_units(hyp_texts)
         self._add_orders(chars_index.matches(units, lengths), lengths, chars_index.ref_lengths, columns)
         if o["word_order"]:
-            words, counts = words_flat(hyp_texts, self._one_line)
+            words, counts = words_flat(hyp_texts, _MARKS, self._one_line)
             lengths = np.array(counts, dtype=np.int64)
-            self._add_orders(words_index.matches(ngram_index.ids(words, vocab), lengths), lengths,
+            self._add_orders(words_index.matches(ngram_matches.ids(words, vocab), lengths), lengths,
                              words_index.ref_lengths, columns)
         return self._rows(columns, len(hyps))
 
@@ -160,15 +163,15 @@ class ChrF(Metric):
         return sb.remove_punctuation(self._sacre, line)
 
     def _words(self, texts: List[str]) -> List[List[str]]:
-        return words_block(texts, self._one_line)
+        return words_block(texts, _MARKS, self._one_line)
 
     def _char_units(self, texts: List[str]) -> Tuple[np.ndarray, np.ndarray]:
         """(code points of every text, whitespace removed unless ``whitespace``, end to end; count per text);
-        in C (:func:`~evalpipe.evaluators.text_units.chars`) when it was built."""
+        in C (:func:`~evalpipe.evaluators.kernels.text_units.chars`) when it was built."""
         if text_units.AVAILABLE and not self.options["whitespace"]:
             return text_units.chars(texts)
         chars = self._chars(texts)
-        return ngram_index.char_units(chars), ngram_index.lengths_of(chars)
+        return ngram_matches.char_units(chars), ngram_matches.lengths_of(chars)
 
     def _chars(self, texts: List[str]) -> List[str]:
         return texts if self.options["whitespace"] else list(map("".join, map(str.split, texts)))
@@ -178,29 +181,15 @@ class ChrF(Metric):
         o = self.options
         units = [self._char_units(stream) for stream in refs]
         lengths = np.column_stack([length for _, length in units])
-        chars_index = ngram_index.build([u for u, _ in units], lengths, o["char_order"])
+        chars_index = ngram_matches.build([u for u, _ in units], lengths, o["char_order"])
         vocab: dict = {}
         words_index = None
         if o["word_order"]:
             words = [self._words(stream) for stream in refs]
-            lengths = np.column_stack([ngram_index.lengths_of(w) for w in words])
-            words_index = ngram_index.build([ngram_index.word_units(w, vocab) for w in words], lengths,
+            lengths = np.column_stack([ngram_matches.lengths_of(w) for w in words])
+            words_index = ngram_matches.build([ngram_matches.word_units(w, vocab) for w in words], lengths,
                                             o["word_order"])
         return chars_index, words_index, vocab
-
-    def _block_rows_unindexed(self, hyps: List[str], refs: List[List[str]]) -> List[List[int]]:
-        """Rows through :func:`ngram_batch.order_matches` (hypothesis and references sorted together)."""
-        o = self.options
-        texts = [hyps] + refs
-        columns: List[list] = [[] for _ in refs]
-        streams = ngram_batch.layout_chars([self._chars(t) for t in texts])
-        self._add_orders(ngram_batch.order_matches(streams, o["char_order"]), streams.lengths[:, 0],
-                         streams.lengths[:, 1:], columns)
-        if o["word_order"]:
-            streams = ngram_batch.layout_ids([self._words(t) for t in texts])
-            self._add_orders(ngram_batch.order_matches(streams, o["word_order"]), streams.lengths[:, 0],
-                             streams.lengths[:, 1:], columns)
-        return self._rows(columns, len(hyps))
 
     def _rows(self, columns: List[list], segments: int) -> Any:
         if len(columns) == 1:
@@ -212,9 +201,9 @@ class ChrF(Metric):
     def _add_orders(matches: Iterable[np.ndarray], hyp_lengths: np.ndarray, ref_lengths: np.ndarray,
                     columns: List[list]) -> None:
         for n, found in enumerate(matches, 1):
-            hyp_total = ngram_batch.ngram_totals(hyp_lengths, n)
+            hyp_total = ngram_matches.ngram_totals(hyp_lengths, n)
             for k in range(found.shape[1]):
-                ref_total = ngram_batch.ngram_totals(ref_lengths[:, k], n)
+                ref_total = ngram_matches.ngram_totals(ref_lengths[:, k], n)
                 columns[k] += [np.where(ref_total > 0, hyp_total, 0), ref_total, found[:, k]]
 
     def score_from_stats(self, stats: List[Any]) -> float:
@@ -223,7 +212,7 @@ class ChrF(Metric):
 
     def score_many(self, sums: Any) -> Any:
         """chrF of every row of a matrix of summed stats (vectorized; for resampling tests)."""
-        from evalpipe.evaluators.vector_scores import chrf_scores
+        from evalpipe.evaluators.formulas.scores import chrf_scores
 
         o = self.options
         return chrf_scores(sums, o["char_order"] + o["word_order"], o["beta"], o["eps_smoothing"])

@@ -20,7 +20,7 @@ Options:
   (SimulEval counts it as length 1); reference length counts whitespace-separated words
   (SimulEval splits on single spaces).
 
-Formulas and sources: :mod:`evalpipe.evaluators.latency_formulas`.
+Formulas and sources: :mod:`evalpipe.evaluators.formulas.latency`.
 
 A segment is a :class:`~evalpipe.sufficient_stats.segments.SimulHypothesis` (delays, source length,
 elapsed times, text) with at most one reference.  ``corpus_partial`` (the totals of every engine,
@@ -37,8 +37,8 @@ from typing import Any, ClassVar, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import InputError, OptionError
-from evalpipe.evaluators import latency_formulas as F
-from evalpipe.evaluators.word_counts import word_counts
+from evalpipe.evaluators.formulas import latency as F
+from evalpipe.evaluators.formulas.word_counts import word_counts
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
 from evalpipe.sufficient_stats.vectors import Partial, partial_of_columns
@@ -154,7 +154,7 @@ class LatencyMetric(Metric):
 
 class _Block:
     """What AL, AP, DAL and LAAL share about one block: the sentences with a hypothesis (``kept``),
-    their delays' :class:`~evalpipe.evaluators.latency_formulas.Columns`, source lengths and
+    their delays' :class:`~evalpipe.evaluators.formulas.latency.Columns`, source lengths and
     references; reference word counts are counted on first use."""
 
     def __init__(self, metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],

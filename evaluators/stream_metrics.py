@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, List, Optional, Sequence, Tuple
 
 from evalpipe.errors import InputError
-from evalpipe.evaluators.stream_output import units_of
+from evalpipe.evaluators.realign.stream_output import units_of
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
 from evalpipe.sufficient_stats.talks import Sentence, Talk

@@ -7,7 +7,7 @@ when references differ in length).  Score (0-100, lower is better)::
     TER = 100 * sum(num_edits) / sum(ref_length)    (100 if no reference words but some edits)
 
 Tokenization and normalization are sacrebleu's ``TER`` methods themselves.  The edit count is the C
-kernel of :mod:`evalpipe.evaluators.ter_kernel` when it was built at install (option ``kernel``:
+kernel of :mod:`evalpipe.evaluators.kernels.tercom` when it was built at install (option ``kernel``:
 ``auto``, ``c``, ``python`` for the kernel's Python reference, or ``sacrebleu``), else sacrebleu's own
 ``translation_edit_rate`` -- the same integers (``tests/test_ter_kernel.py``), about 90x faster on real
 WMT21 segments.  The shift search costs time in proportion to
@@ -54,7 +54,7 @@ class TER(Metric):
         o = self.options
         self._sacre = sb.metric("ter", **{k: v for k, v in o.items() if k not in ("cache_size", "max_tokens", "kernel")})
         self._cache: LRUCache = LRUCache(o["cache_size"])
-        from evalpipe.evaluators import ter_kernel
+        from evalpipe.evaluators.kernels import tercom as ter_kernel
 
         kernel = o["kernel"]
         if kernel == "c" and not ter_kernel.NATIVE:
@@ -81,7 +81,7 @@ class TER(Metric):
 
     def _reference_ids(self, refs: Tuple[str, ...]) -> tuple:
         """(reference words, their vocabulary, each reference as an id array)."""
-        from evalpipe.evaluators.ngram_index import word_units
+        from evalpipe.evaluators.kernels.ngram_matches import word_units
 
         words = [sb.ter_words(self._sacre, r) for r in refs]
         vocab: dict = {}

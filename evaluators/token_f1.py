@@ -38,7 +38,7 @@ def _tokenizer(name: str) -> Callable[[str], List[str]]:
     if name == "whitespace":
         return str.split
     if name == "13a":
-        from evalpipe.evaluators.tokenize_13a import tokens_13a
+        from evalpipe.evaluators.kernels.tokenize_13a import tokens_13a
         return tokens_13a
     from evalpipe.evaluators.sacrebleu_api import tokenizer
 

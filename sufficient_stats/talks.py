@@ -3,8 +3,8 @@
 A :class:`Talk` is one recording's whole output -- the final text after every retraction, the time
 each of its units (words or characters) was emitted, ideal and computation-aware -- with the
 reference sentences of that recording and their place on its clock.  Rebuilding a talk from a log
-(:mod:`evalpipe.evaluators.stream_output`) and realigning its output to the reference sentences
-(:mod:`evalpipe.evaluators.realign_mwer`, :mod:`evalpipe.evaluators.realign_soft`) are not additive:
+(:mod:`evalpipe.evaluators.realign.stream_output`) and realigning its output to the reference sentences
+(:mod:`evalpipe.evaluators.realign.mwer`, :mod:`evalpipe.evaluators.realign.soft`) are not additive:
 they need the whole talk.  So the talk is the unit of work (engines split by talk) and every metric's
 stats are computed per realigned sentence (:class:`Sentence`) or per talk, then summed.
 

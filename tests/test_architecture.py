@@ -62,3 +62,19 @@ def test_no_import_cycles():
             if imported.startswith(module + "."):
                 graph.remove_import(importer=module, imported=imported)
     assert _cycles(graph) == []
+
+
+def test_evaluators_shows_plugins_and_three_rooms():
+    """evaluators/ at a glance: the metric plugins (each an entry point) and sacrebleu_api at the top, the rest
+    in kernels/ (each C source beside its Python facade and reference), formulas/ and realign/."""
+    from importlib.metadata import entry_points
+
+    top = ROOT / "evaluators"
+    plugins = {ep.value.split(":")[0].rsplit(".", 1)[1] for ep in entry_points(group="evalpipe.metrics")
+               if ep.value.startswith("evalpipe.evaluators.")}
+    assert {p.stem for p in top.glob("*.py")} == plugins | {"__init__", "sacrebleu_api"}
+    assert {p.name for p in top.iterdir() if p.is_dir() and (p / "__init__.py").exists()} == \
+        {"kernels", "formulas", "realign"}
+    assert not list(top.glob("*.c")) and not list((top / "formulas").glob("*.c")) and not list((top / "realign").glob("*.c"))
+    for source in (top / "kernels").glob("*.c"):
+        assert (top / "kernels" / f"{source.stem}.py").exists(), source

@@ -1,16 +1,16 @@
-"""The vectorized corpus path (``corpus_stats`` through evaluators/ngram_batch.py) gives exactly the
-rows of the per-segment ``stats`` path, and sacrebleu's corpus scores, on real data -- including
-the branches that rank n-gram prefixes when packed keys would not fit in 64 bits."""
+"""The block path (``corpus_stats``: references indexed once by evaluators/kernels/ngram_matches.py, C or its
+numpy reference) gives exactly the rows of the per-segment ``stats`` path, and sacrebleu's corpus scores,
+on real data -- including blocks whose keys do not fit 63 bits (counted segment by segment)."""
 from __future__ import annotations
 
-from functools import partial
+from collections import Counter
 
 import numpy as np
 import pytest
 import sacrebleu
 
 from evalpipe import load_metric
-from evalpipe.evaluators import ngram_batch
+from evalpipe.evaluators.kernels import ngram_matches
 from evalpipe.sufficient_stats import metric as base
 
 from conftest import NEWS, lines
@@ -47,8 +47,7 @@ def test_batch_rows_equal_per_segment_rows_on_chinese(news, name, options):
     the ranked phase; the reference index numbers units per segment, where they fit."""
     source = lines(NEWS / "sources" / "zh-en.txt")
     hyps, refs = source[1:], [source[:-1]]
-    streams = ngram_batch.layout_chars([["".join(s.split()) for s in hyps]])
-    assert ngram_batch._bits(int(np.unique(streams.units).size) + 1) * 6 > 62 - 13  # the ranked branch runs
+    assert len(set("".join(hyps))) > 1 << 10  # more distinct characters than one 6-gram key could pack
     metric = load_metric(name, **options)
     assert metric.corpus_stats(hyps, refs) == per_segment(load_metric(name, **options), hyps, refs)
 
@@ -88,17 +87,30 @@ def test_bad_segments_are_named_not_dropped():
         metric.corpus_stats(["a", "b"], [["a"]])
 
 
-@pytest.mark.parametrize("kind", ["numpy", "c"])
-def test_reference_index_equals_sorting_hypothesis_and_references_together(kind):
-    """ngram_index.RefIndex (numpy, the reference) and ngram_compiled.CompiledIndex on the C kernel (references
-    indexed once) give order_matches' integers, with hypothesis units its segment's references lack, empty
-    sentences, repeats and several references."""
-    from evalpipe.evaluators import ngram_compiled, ngram_index, ngram_native
+def _counted_matches(hyp, refs, order, clip):
+    """The oracle: per order, clipped matches counted with Counters, segment by segment."""
+    out = []
+    for n in range(1, order + 1):
+        rows = []
+        for s, sentence in enumerate(hyp):
+            grams = Counter(tuple(sentence[i:i + n]) for i in range(len(sentence) - n + 1))
+            theirs = [Counter(tuple(r[s][i:i + n]) for i in range(len(r[s]) - n + 1)) for r in refs]
+            if clip:
+                rows.append(sum(min(c, max(t[g] for t in theirs)) for g, c in grams.items()))
+            else:
+                rows.append([sum(min(c, t[g]) for g, c in grams.items()) for t in theirs])
+        out.append(rows)
+    return out
 
-    if kind == "c" and not ngram_native.AVAILABLE:
+
+@pytest.mark.parametrize("kind", ["numpy", "c"])
+def test_reference_index_equals_counting(kind):
+    """ngram_matches.RefIndex (numpy, the reference) and ngram_matches.CompiledIndex (the C kernel), references
+    indexed once, give the clipped matches Counters give, with hypothesis units its segment's references lack,
+    empty sentences, repeats and several references."""
+    if kind == "c" and not ngram_matches.AVAILABLE:
         pytest.skip("the C kernel was not built (no compiler at install)")
-    build = ngram_index.RefIndex.build if kind == "numpy" else partial(ngram_compiled.CompiledIndex.build,
-                                                                       ngram_native)
+    build = ngram_matches.RefIndex.build if kind == "numpy" else ngram_matches.CompiledIndex.build
 
     rng = np.random.default_rng(7)
     for trial in range(30):
@@ -107,27 +119,24 @@ def test_reference_index_equals_sorting_hypothesis_and_references_together(kind)
         streams = [[rng.integers(0, alphabet, int(rng.integers(0, 25))).tolist() for _ in range(segments)]
                    for _ in range(refs + 1)]
         words = [[[str(u) for u in sentence] for sentence in stream] for stream in streams]
-        laid = ngram_batch.layout_ids(words)
         vocab: dict = {}
-        lengths = np.column_stack([ngram_index.lengths_of(s) for s in words[1:]])
-        index = build([ngram_index.word_units(s, vocab) for s in words[1:]], lengths, order)
-        hyp = ngram_index.ids([t for sentence in words[0] for t in sentence], vocab)
+        lengths = np.column_stack([ngram_matches.lengths_of(s) for s in words[1:]])
+        index = build([ngram_matches.word_units(s, vocab) for s in words[1:]], lengths, order)
+        hyp = ngram_matches.ids([t for sentence in words[0] for t in sentence], vocab)
         for clip in (False, True):
-            want = list(ngram_batch.order_matches(laid, order, clip_to_max=clip))
-            got = list(index.matches(hyp, ngram_index.lengths_of(words[0]), clip_to_max=clip))
-            assert [g.tolist() for g in got] == [w.tolist() for w in want], (trial, clip)
+            want = _counted_matches(words[0], words[1:], order, clip)
+            got = list(index.matches(hyp, ngram_matches.lengths_of(words[0]), clip_to_max=clip))
+            assert [g.tolist() for g in got] == want, (trial, clip)
 
 
 @pytest.mark.parametrize("name,options", [("bleu", {}), ("chrf", {}), ("chrf", {"word_order": 2})])
 def test_one_metric_scores_many_systems_and_follows_new_references(news, name, options, monkeypatch):
     """The reference index is kept for the next system and rebuilt when the references change; with the
     index refused (keys too wide) the rows are the same."""
-    from evalpipe.evaluators import ngram_index
-
     metric = load_metric(name, **options)
     systems = list(news["en-de.systems"].values())[:3]
     for refs in (news["en-de.refs"][:1], news["en-de.refs"][1:3], news["en-de.refs"][:1]):
         rows = [metric.corpus_stats(hyps, refs) for hyps in systems]
         assert rows == [per_segment(load_metric(name, **options), hyps, refs) for hyps in systems]
-    monkeypatch.setattr(ngram_index, "build", lambda *a: None)
+    monkeypatch.setattr(ngram_matches, "build", lambda *a: None)
     assert [load_metric(name, **options).corpus_stats(h, refs) for h in systems] == rows

@@ -1,5 +1,5 @@
-"""BLEU's one-sentence path (the line protocol's SCORE): the C kernel (evaluators/ngram_line.py) gives the
-integers of the dict path (evaluators/ngrams.py, the reference), and both give sacrebleu's statistics."""
+"""BLEU's one-sentence path (the line protocol's SCORE): the C kernel (evaluators/kernels/ngram_line.py) gives the
+integers of the dict path (evaluators/kernels/ngram_line.py, the reference), and both give sacrebleu's statistics."""
 from __future__ import annotations
 
 import random
@@ -8,8 +8,8 @@ import pytest
 import sacrebleu
 
 from evalpipe import load_metric
-from evalpipe.evaluators import ngram_line
-from evalpipe.evaluators.ngrams import clipped_matches, max_merge, ngram_table
+from evalpipe.evaluators.kernels import ngram_line
+from evalpipe.evaluators.kernels.ngram_line import clipped_matches, max_merge, ngram_table
 
 from conftest import NEWS, lines
 

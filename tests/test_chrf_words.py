@@ -8,12 +8,13 @@ import pytest
 import sacrebleu
 
 from conftest import data_roots, lines
-from evalpipe.evaluators import chrf_words, text_units
-from evalpipe.evaluators.flat_lines import per_line
+from evalpipe.evaluators.kernels import chrf_words, text_units
+from evalpipe.evaluators.kernels.flat_lines import per_line
 
 SACRE = sacrebleu.CHRF(word_order=2)
-SPLITS = [pytest.param(chrf_words.python_words_flat, id="python"),
-          pytest.param(lambda lines, one_line: text_units.words(lines, chrf_words._MARKS), id="c",
+MARKS = "".join(sorted(sacrebleu.CHRF._PUNCTS))
+SPLITS = [pytest.param(lambda lines, one_line: chrf_words.python_words_flat(lines, MARKS, one_line), id="python"),
+          pytest.param(lambda lines, one_line: text_units.words(lines, MARKS), id="c",
                        marks=pytest.mark.skipif(not text_units.AVAILABLE, reason="the C split was not built"))]
 
 
@@ -27,7 +28,9 @@ def check(request):
 
 
 def test_the_marks_are_sacrebleus():
-    assert set(chrf_words._MARKS) == set(sacrebleu.CHRF._PUNCTS)
+    from evalpipe.evaluators import chrf
+
+    assert set(chrf._MARKS) == set(sacrebleu.CHRF._PUNCTS)
 
 
 def test_random_soup_of_marks_words_and_whitespace(check):

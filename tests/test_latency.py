@@ -12,7 +12,7 @@ import pytest
 from conftest import DATA
 from evalpipe import load_metric
 from evalpipe.protocol.loop import serve
-from evalpipe.evaluators.word_counts import word_counts
+from evalpipe.evaluators.formulas.word_counts import word_counts
 from evalpipe.engines import Job, make_engine
 from evalpipe.registry import MetricSpec
 from evalpipe.simul.records import record_hypothesis, records_input

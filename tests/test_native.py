@@ -12,7 +12,7 @@ import sysconfig
 
 import pytest
 
-from evalpipe.evaluators import ngram_index, ngram_line, ngram_native, ter_kernel, text_units, tokenize_13a
+from evalpipe.evaluators.kernels import ngram_line, ngram_matches, tercom as ter_kernel, text_units, tokenize_13a
 
 
 def compiler() -> bool:
@@ -22,24 +22,24 @@ def compiler() -> bool:
 
 @pytest.mark.skipif(not compiler(), reason="no C compiler here: the install falls back to Python")
 def test_the_c_kernels_were_built_at_install():
-    assert tokenize_13a.NATIVE and ngram_native.AVAILABLE and ngram_line.AVAILABLE and text_units.AVAILABLE
+    assert tokenize_13a.NATIVE and ngram_matches.AVAILABLE and ngram_line.AVAILABLE and text_units.AVAILABLE
     assert ter_kernel.NATIVE and ter_kernel.edits is ter_kernel.native_edits
 
 
-@pytest.mark.skipif(not ngram_native.AVAILABLE or not tokenize_13a.NATIVE, reason="C kernels not built")
+@pytest.mark.skipif(not ngram_matches.AVAILABLE or not tokenize_13a.NATIVE, reason="C kernels not built")
 def test_the_c_kernels_are_the_ones_used():
     import numpy as np
 
     assert tokenize_13a.tokens_13a is not tokenize_13a.python_tokens_13a
-    index = ngram_index.build([np.array([1, 2, 3])], np.array([[3]]), 4)
-    assert index.kernels is ngram_native
+    index = ngram_matches.build([np.array([1, 2, 3])], np.array([[3]]), 4)
+    assert isinstance(index, ngram_matches.CompiledIndex)
 
 
-@pytest.mark.skipif(not ngram_native.AVAILABLE, reason="the C kernel was not built")
+@pytest.mark.skipif(not ngram_matches.AVAILABLE, reason="the C kernel was not built")
 def test_the_c_kernel_refuses_arrays_that_do_not_fit_instead_of_reading_past_them():
     import numpy as np
 
-    from evalpipe.evaluators import _ngram_native as c
+    from evalpipe.evaluators.kernels import _ngram_matches as c
 
     units, offsets = np.array([3, 1, 2], dtype=np.int64), np.array([[0, 3]], dtype=np.int64)
     alphabet, a_offsets = np.empty(3, dtype=np.int64), np.empty(2, dtype=np.int64)
@@ -61,30 +61,46 @@ def test_the_c_kernel_refuses_arrays_that_do_not_fit_instead_of_reading_past_the
     assert out.tolist() == [3, 2, 1, 0]
 
 
+ROWS = """
+import json, sys
+from evalpipe import load_metric
+from evalpipe.evaluators.kernels import compiled
+name, options, cases = json.loads(sys.stdin.read())
+metric = load_metric(name, **options)
+block = [metric.corpus_stats(hyps, refs) for hyps, refs in cases]
+line = [metric.segment_stats(h, tuple(r)) for hyps, refs in cases for h, *r in list(zip(hyps, *refs))[:150]]
+print(json.dumps([compiled("ngram_matches") is not None, block, line]))
+"""
+
+
 @pytest.mark.parametrize("name,options", [("bleu", {}), ("chrf", {}), ("chrf", {"word_order": 2}),
-                                          ("bleu", {"lowercase": True})])
-def test_corpus_and_sentence_rows_are_the_same_without_the_c_kernels(news, monkeypatch, name, options):
-    """Every C piece switched off (as on a machine without a compiler): the rows of real systems, one and three
-    references, en-de and zh-en, are the same integers, in blocks and sentence by sentence."""
-    from evalpipe import load_metric
-    from evalpipe.evaluators import bleu
+                                          ("bleu", {"lowercase": True}), ("bleu", {"tokenize": "intl"}),
+                                          ("ter", {}), ("ter", {"case_sensitive": True})])
+def test_the_python_references_give_the_c_kernels_rows(news, name, options):
+    """The one switch (``EVALPIPE_IMPLEMENTATION=python``, as on a machine without a compiler) runs every kernel's
+    Python reference: the rows of real systems, one and three references, en-de and zh-en, are the same
+    integers as the C kernels', in blocks and sentence by sentence."""
+    import json
+    import subprocess
+    import sys
 
-    cases = [(news["en-de.systems"], news["en-de.refs"][:1]), (news["en-de.systems"], news["en-de.refs"]),
-             (news["zh-en.systems"], news["zh-en.refs"])]
+    from conftest import child_env
 
-    def rows():
-        metric = load_metric(name, **options)
-        block = [metric.corpus_stats(hyps, refs) for systems, refs in cases for hyps in list(systems.values())[:2]]
-        line = [metric.segment_stats(h, tuple(r)) for systems, refs in cases
-                for h, *r in list(zip(next(iter(systems.values())), *refs))[:200]]
-        return block, line
-
-    with_c = rows()
-    for module, flag in ((ngram_native, "AVAILABLE"), (ngram_line, "AVAILABLE"), (text_units, "AVAILABLE")):
-        monkeypatch.setattr(module, flag, False)
-    monkeypatch.setattr(bleu, "tokens_13a", tokenize_13a.python_tokens_13a)
-    monkeypatch.setattr(bleu, "tokens_13a_flat", tokenize_13a.python_tokens_13a_flat)
-    assert rows() == with_c
+    cases = [(hyps, refs) for systems, refs in ((news["en-de.systems"], news["en-de.refs"][:1]),
+                                                (news["en-de.systems"], news["en-de.refs"]),
+                                                (news["zh-en.systems"], news["zh-en.refs"]))
+             for hyps in list(systems.values())[:2]]
+    if name == "ter":  # the Python Tercom is slow: a slice of each
+        cases = [(hyps[:120], [r[:120] for r in refs]) for hyps, refs in cases]
+    found = {}
+    for implementation in ("c", "python"):
+        env = {**child_env(), "EVALPIPE_IMPLEMENTATION": implementation}
+        done = subprocess.run([sys.executable, "-c", ROWS], input=json.dumps([name, options, cases]), env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        found[implementation] = json.loads(done.stdout)
+    assert found["python"][0] is False and found["c"][0] is ngram_matches.AVAILABLE
+    assert found["python"][1:] == found["c"][1:]
 
 
 @pytest.mark.skipif(not ter_kernel.NATIVE, reason="the C kernel was not built")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-KERNELS = ("_ngram_native", "_tokenize_13a", "_text_units", "_ter_native")
+KERNELS = ("_ngram_matches", "_tokenize_13a", "_text_units", "_tercom")
 MAPPED = {"evalpipe.evaluators": "evaluators", "evalpipe.protocol": "protocol",
           "evalpipe.sufficient_stats": "sufficient_stats"}
 
@@ -24,21 +24,23 @@ def _setup_cfg():
 
 
 def _folder_packages():
-    found = set()
+    """{package name: its folder} of every folder with an ``__init__.py`` under the mapped roots."""
+    found = {}
     roots = {"evalpipe": ROOT / "src" / "evalpipe", **{k: ROOT / v for k, v in MAPPED.items()}}
     for name, folder in roots.items():
         for init in folder.rglob("__init__.py"):
             rel = init.parent.relative_to(folder)
-            found.add(".".join([name, *rel.parts]) if rel.parts else name)
+            found[".".join([name, *rel.parts]) if rel.parts else name] = init.parent
     return found
 
 
 def test_listed_packages_match_folders():
     cfg = _setup_cfg()
     listed = set(cfg["options"]["packages"].split())
-    assert listed == _folder_packages()
+    assert listed == set(_folder_packages())
     package_dir = dict(line.split(" = ") for line in cfg["options"]["package_dir"].strip().splitlines())
-    assert package_dir == {"evalpipe": "src/evalpipe", **MAPPED}
+    assert package_dir == {"evalpipe": "src/evalpipe", **MAPPED, **{f"evalpipe.evaluators.{room}": f"evaluators/{room}"
+                                                                   for room in ("kernels", "realign", "formulas")}}
     assert not (ROOT / "evalpipe").exists(), "a package folder at the checkout root would shadow the installed one"
 
 
@@ -48,22 +50,24 @@ def test_pyproject_holds_only_build_system():
     assert tables == ["[build-system]"]
 
 
-def test_setup_py_declares_only_the_optional_c_extensions():
+def test_setup_py_declares_only_the_optional_c_extensions(monkeypatch):
     """Everything about the package is in setup.cfg; setup.py adds the C kernels, each optional (an install
-    without a compiler goes on, on the Python paths)."""
-    import ast
+    without a compiler goes on, on the Python references), each from its source in the kernel room."""
+    import runpy
 
-    tree = ast.parse((ROOT / "setup.py").read_text())
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setup"]
-    assert len(calls) == 1 and [k.arg for k in calls[0].keywords] == ["ext_modules"]
-    extensions = [n for n in ast.walk(calls[0]) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "Extension"]
-    assert {e.args[0].value for e in extensions} == {"evalpipe.evaluators._ngram_native",
-                                                     "evalpipe.evaluators._tokenize_13a",
-                                                     "evalpipe.evaluators._text_units",
-                                                     "evalpipe.evaluators._ter_native"}
+    import setuptools
+
+    calls = []
+    monkeypatch.setattr(setuptools, "setup", lambda **kw: calls.append(kw))
+    monkeypatch.chdir(ROOT)
+    runpy.run_path(str(ROOT / "setup.py"))
+    assert len(calls) == 1 and list(calls[0]) == ["ext_modules"]
+    extensions = calls[0]["ext_modules"]
+    assert {e.name for e in extensions} == {f"evalpipe.evaluators.kernels.{k}" for k in KERNELS}
     for extension in extensions:
-        assert {(k.arg, getattr(k.value, "value", None)) for k in extension.keywords} == {("optional", True)}
-        assert all((ROOT / source.value).is_file() for source in extension.args[1].elts)
+        assert extension.optional is True
+        assert extension.sources == [f"evaluators/kernels/{extension.name.rsplit('._', 1)[1]}.c"]
+        assert (ROOT / extension.sources[0]).is_file()
 
 
 def test_builtin_metrics_are_entry_points():
@@ -78,8 +82,7 @@ def test_wheel_contains_every_module(tmp_path):
     wheel = next(tmp_path.glob("evalpipe-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = set()
-    for pkg in _folder_packages():
-        base = ROOT / MAPPED[pkg] if pkg in MAPPED else ROOT / "src" / Path(*pkg.split("."))
+    for pkg, base in _folder_packages().items():
         for module in base.glob("*.py"):
             expected.add("/".join(pkg.split(".")) + "/" + module.name)
     assert expected <= names, sorted(expected - names)
@@ -89,7 +92,7 @@ def test_wheel_contains_every_module(tmp_path):
 
     if compiler():  # the C kernels are in the wheel, built for this machine
         for module in KERNELS:
-            assert any(n.startswith(f"evalpipe/evaluators/{module}.") and n.endswith((".so", ".pyd")) for n in names)
+            assert any(n.startswith(f"evalpipe/evaluators/kernels/{module}.") and n.endswith((".so", ".pyd")) for n in names)
 
 
 def _clean_copy(tmp_path: Path) -> Path:
@@ -138,15 +141,15 @@ def test_sdist_and_wheel_build_from_a_clean_copy_and_install_with_their_kernels(
     with tarfile.open(sdist) as archive:
         inside = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     assert {"setup.py", "setup.cfg", "pyproject.toml", "README.md"} <= inside
-    assert {f"evaluators/{c}" for c in ("ngram_native.c", "tokenize_13a.c", "text_units.c", "ter_native.c")} <= inside
+    assert {f"evaluators/kernels/{k[1:]}.c" for k in KERNELS} <= inside
     names = zipfile.ZipFile(wheel).namelist()
-    imports = "; ".join(f"import evalpipe.evaluators.{k}" for k in KERNELS)
+    imports = "; ".join(f"import evalpipe.evaluators.kernels.{k}" for k in KERNELS)
     for name, artefact in (("from-wheel", wheel), ("from-sdist", sdist)):
         python = _venv(tmp_path / name)
         subprocess.run([str(python), "-m", "pip", "install", "-q", str(artefact)], check=True, timeout=600,
                        capture_output=True)
         if compiler():
-            assert all(any(n.startswith(f"evalpipe/evaluators/{k}.") for n in names) for k in KERNELS)
+            assert all(any(n.startswith(f"evalpipe/evaluators/kernels/{k}.") for n in names) for k in KERNELS)
             done = subprocess.run([str(python), "-c", imports + "; import evalpipe, sys; print(evalpipe.__file__)"],
                                   capture_output=True, text=True, cwd=tmp_path, timeout=120)
             assert done.returncode == 0, done.stderr
@@ -163,7 +166,7 @@ def test_an_install_without_a_compiler_gives_the_same_numbers(tmp_path):
     env["CC"] = "/bin/false"
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(copy)], check=True, timeout=600, env=env,
                    capture_output=True)
-    missing = subprocess.run([str(python), "-c", "; ".join(f"import evalpipe.evaluators.{k}" for k in KERNELS)],
+    missing = subprocess.run([str(python), "-c", "; ".join(f"import evalpipe.evaluators.kernels.{k}" for k in KERNELS)],
                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert missing.returncode != 0  # no kernel was built
     assert _demo_scores(python) == _demo_scores(sys.executable)

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from conftest import DATA, SHARED, child_env, script
-from evalpipe.evaluators import stream_latency as S
+from evalpipe.evaluators.formulas import stream_latency as S
 
 FULL = SHARED / "simul" / "iwslt17-dev2010.de-en"
 SUBSET = DATA / "simul" / "iwslt17-dev2010.de-en"

@@ -131,7 +131,7 @@ def test_omnisteval_metrics_and_realignment(case, anchor_path, lang):
             assert close(result["score"], want["scores"][key]), (metric, result["score"], want["scores"][key])
         else:  # OmniSTEval leaves out what it cannot compute (every prediction empty)
             pytest.fail(f"{metric} not reported by OmniSTEval: {sorted(want['scores'])}")
-    from evalpipe.evaluators.talk_realign import sentences
+    from evalpipe.evaluators.realign.talks import sentences
     from evalpipe.stream.files import read_talks
 
     mine = [s for t in read_talks(case["log"], case["audio"], case["ref"], case["config"], case["unit"], lang=lang)

@@ -1,4 +1,4 @@
-"""TER's edit count, the C kernel (evaluators/ter_native.c) and its Python reference (evaluators/ter_kernel.py),
+"""TER's edit count, the C kernel (evaluators/kernels/tercom.c) and its Python reference (evaluators/kernels/tercom.py),
 gives sacrebleu's own ``translation_edit_rate`` integers on real WMT21 segments, on random word sequences that
 force many shifts and the 1,000-candidate cap, and on edge cases; the metric's stats are the same with every
 kernel.  Each test runs on both implementations (the C one skips where no compiler built it)."""
@@ -12,7 +12,7 @@ import sacrebleu
 from sacrebleu.metrics.lib_ter import translation_edit_rate
 
 from evalpipe import load_metric
-from evalpipe.evaluators import ter_kernel
+from evalpipe.evaluators.kernels import tercom as ter_kernel
 
 
 @pytest.fixture(params=["c", "python"], autouse=True)

@@ -1,4 +1,4 @@
-"""The C text units (evaluators/text_units.py) and the C token-id lookup (ngram_native.ids) equal the Python
+"""The C text units (evaluators/kernels/text_units.py) and the C token-id lookup (ngram_matches.ids) equal the Python
 expressions they replace, which stay the reference: chrF's characters without whitespace and the vocabulary
 lookup of token ids.  (chrF++'s word
 split is checked against sacrebleu in test_chrf_words.py.)"""
@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from conftest import data_roots, lines
-from evalpipe.evaluators import ngram_index, ngram_native, text_units
+from evalpipe.evaluators.kernels import ngram_matches, text_units
 
-pytestmark = pytest.mark.skipif(not (text_units.AVAILABLE and ngram_native.AVAILABLE), reason="the C modules were not built")
+pytestmark = pytest.mark.skipif(not (text_units.AVAILABLE and ngram_matches.AVAILABLE), reason="the C modules were not built")
 
 SOUP = ["a", "é", "猫", "🙂", " ", "\t", "\n", "\u00a0", "\u2003", "\u3000", "\x85", "\x1c", "\0", "ab c", ""]
 
 
 def python_chars(texts):
     chars = ["".join(t.split()) for t in texts]
-    return ngram_index.char_units(chars).tolist(), [len(c) for c in chars]
+    return ngram_matches.char_units(chars).tolist(), [len(c) for c in chars]
 
 
 def test_chars_on_random_soup_of_scripts_and_whitespace():
@@ -38,8 +38,8 @@ def test_chars_and_ids_on_every_system_file(root):
         assert (units.tolist(), lengths.tolist()) == python_chars(texts), path
         tokens = [t for line in texts for t in line.split()]
         vocab = {t: i for i, t in enumerate(sorted(set(tokens[::3])))}
-        want = [vocab.get(t, ngram_index.NOT_IN_VOCABULARY) for t in tokens]
-        assert ngram_native.ids(tokens, vocab, ngram_index.NOT_IN_VOCABULARY).tolist() == want, path
+        want = [vocab.get(t, ngram_matches.NOT_IN_VOCABULARY) for t in tokens]
+        assert ngram_matches.ids(tokens, vocab).tolist() == want, path
 
 
 def test_bad_input_is_refused_with_what_came():
@@ -47,4 +47,4 @@ def test_bad_input_is_refused_with_what_came():
         text_units.chars(["a", 3])
     with pytest.raises(TypeError, match="line 1: expected str, got bytes"):
         text_units.words([b"a"], ".")
-    assert ngram_native.ids([], {}, 7).dtype == np.int64
+    assert ngram_matches.ids([], {}).dtype == np.int64

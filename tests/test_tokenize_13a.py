@@ -9,8 +9,8 @@ import random
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from conftest import data_roots, lines
-from evalpipe.evaluators import tokenize_13a as tok
-from evalpipe.evaluators.flat_lines import per_line
+from evalpipe.evaluators.kernels import tokenize_13a as tok
+from evalpipe.evaluators.kernels.flat_lines import per_line
 
 HARD = ["a...b", "x.,.,y", "1.2,3 a. b, -5 3-4", "&amp;&lt;&gt;&quot;", "<skipped> a-\nb", "", " ", "a..5",
         "!.,5 ,.a", "(.<skipped>.1 9", "3-.4", "(.)", "x \t. y", "1,000.50", "e.g.,", "U.S.-based", "--", "9-", ".5", "5.", ",,", "..."]
@@ -74,7 +74,7 @@ def test_every_line_of_the_real_data(root, tokens_13a, tokens_13a_block):
 def id_implementations():
     found = [pytest.param(tok.python_vocabulary, tok.python_ids_flat, id="python")]
     try:
-        from evalpipe.evaluators import _tokenize_13a as c
+        from evalpipe.evaluators.kernels import _tokenize_13a as c
     except ImportError:
         return found
     return found + [pytest.param(c.vocabulary, c.ids_flat, id="c")]

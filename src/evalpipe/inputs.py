@@ -28,7 +28,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import check_same_length, count_lines, line_blocks, line_starts, read_lines, read_span
 from evalpipe.errors import InputError
-from evalpipe.evaluators.talk_realign import quality_texts, sentences
+from evalpipe.evaluators.realign.talks import quality_texts, sentences
 from evalpipe.sufficient_stats.combine import Bundle, concatenate
 from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import Hypotheses, SimulHypothesis
@@ -241,7 +241,7 @@ class TextFiles(Input):
 
 
 class Talks(Input):
-    """Long-form talks; each talk is one segment (see :mod:`evalpipe.evaluators.talk_realign`).
+    """Long-form talks; each talk is one segment (see :mod:`evalpipe.evaluators.realign.talks`).
 
     A sentence metric sees every realigned sentence of a talk (a text metric its realigned text and
     reference), a talk metric the talk itself.  A talk's row is the exact sum of its sentences'

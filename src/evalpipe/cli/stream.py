@@ -13,7 +13,7 @@ from evalpipe.cli.base import Command, Group, setup_logging, stacked
 from evalpipe.corpus import open_binary, read_lines
 from evalpipe.engines import make_engine
 from evalpipe.errors import UsageError
-from evalpipe.evaluators import stream_latency as S
+from evalpipe.evaluators.formulas import stream_latency as S
 from evalpipe.protocol.codec import decode_line
 from evalpipe.registry import metric_specs, parse_key_values
 from evalpipe.scoring.results import to_json, to_metric_table

@@ -35,7 +35,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import decoded, open_binary, read_lines
 from evalpipe.errors import InputError, UsageError
-from evalpipe.evaluators.stream_output import Rebuild, Step
+from evalpipe.evaluators.realign.stream_output import Rebuild, Step
 from evalpipe.sufficient_stats.talks import RefSentence, Talk
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ def iter_talks(log_file: str, references: "OrderedDict[str, List[RefSentence]]",
     """``(place, talk)`` for every talk of a log, each as soon as its last step is read.
 
     Two passes over the log: the first checks every line and finds each talk's last step, the second
-    rebuilds the talks (:class:`~evalpipe.evaluators.stream_output.Rebuild`) and hands each over when
+    rebuilds the talks (:class:`~evalpipe.evaluators.realign.stream_output.Rebuild`) and hands each over when
     it is complete, so memory holds only the talks in progress, never the log.  ``place``: the talk's
     place among the references' talks (in the audio definition's order), then the log's other talks."""
     last: Dict[str, int] = {}

@@ -22,7 +22,7 @@ import json
 from typing import Any, List
 
 from evalpipe.errors import InputError
-from evalpipe.evaluators.stream_output import Rebuild, Step
+from evalpipe.evaluators.realign.stream_output import Rebuild, Step
 from evalpipe.inputs import Talks
 from evalpipe.sufficient_stats.talks import RefSentence, Talk
 

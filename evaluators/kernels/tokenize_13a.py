@@ -15,7 +15,7 @@ match expands its template in Python code, and the first rule matches almost eve
 * rule 4 pads a ``-`` after a digit (a lookbehind: the consumed digit is never needed again).
 
 :func:`tokens_13a` and :func:`tokens_13a_flat` run the C tokenizer ``_tokenize_13a``
-(``evaluators/tokenize_13a.c``, built at install when a compiler is there: the steps of sacrebleu
+(``evaluators/kernels/tokenize_13a.c``, built at install when a compiler is there: the steps of sacrebleu
 one for one, in one pass each over a UCS-4 copy of the line) and otherwise the Python functions
 here (``python_tokens_13a``, ``python_tokens_13a_flat``), which stay the reference.
 ``tests/test_tokenize_13a.py`` checks both against sacrebleu on every line of the shared WMT data,
@@ -24,11 +24,11 @@ on adversarial strings and on random symbol soup.  Source: sacrebleu ``tokenizer
 """
 from __future__ import annotations
 
-import os
 import re
 from typing import Dict, List, Tuple
 
-from evalpipe.evaluators.flat_lines import flat_tokens, per_line
+from evalpipe.evaluators.kernels import compiled
+from evalpipe.evaluators.kernels.flat_lines import flat_tokens, per_line
 
 # The symbols of sacrebleu's first rule, [\{-\~\[-\` -\&\(-\+\:-\@\/], without the space: the ranges
 # {-~, [-`, !-&, (-+, :-@ and /.
@@ -125,8 +125,8 @@ def tokens_13a_block(lines: List[str]) -> List[List[str]]:
 
 def python_tokens_13a_flat(lines: List[str]) -> Tuple[List[str], List[int]]:
     """(the tokens of every line, end to end; each line's token count): :func:`tokens_13a_block` without
-    a list per line, the lines joined by :data:`~evalpipe.evaluators.flat_lines.SEPARATOR`, which no 13a
-    rule touches (:mod:`~evalpipe.evaluators.flat_lines`)."""
+    a list per line, the lines joined by :data:`~evalpipe.evaluators.kernels.flat_lines.SEPARATOR`, which no 13a
+    rule touches (:mod:`~evalpipe.evaluators.kernels.flat_lines`)."""
     return flat_tokens(lines, _lines_alone(lines), _block_rules, python_tokens_13a)
 
 
@@ -154,12 +154,10 @@ def python_ids_flat(lines: List[str], vocabulary: Dict[str, int], grow: bool, mi
     return array("q", [vocabulary.get(t, missing) for t in tokens]).tobytes(), array("q", counts).tobytes()
 
 
-try:
-    from evalpipe.evaluators._tokenize_13a import (ids_flat, tokens as tokens_13a, tokens_flat as tokens_13a_flat,
-                                                   vocabulary)
-    NATIVE = os.environ.get("EVALPIPE_IMPLEMENTATION", "").lower() != "python"
-except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
-    NATIVE = False
-if not NATIVE:
+_c = compiled("tokenize_13a")
+NATIVE = _c is not None
+if NATIVE:
+    tokens_13a, tokens_13a_flat, vocabulary, ids_flat = _c.tokens, _c.tokens_flat, _c.vocabulary, _c.ids_flat
+else:
     tokens_13a, tokens_13a_flat = python_tokens_13a, python_tokens_13a_flat
     vocabulary, ids_flat = python_vocabulary, python_ids_flat

@@ -23,18 +23,19 @@ What makes it fast besides compilation: a candidate shares its first rows with t
 hypothesis (up to the first word that moved), so only the rows after that are recomputed, two at a
 time.
 
-Two implementations, one algorithm: ``evaluators/ter_native.c`` (the extension ``_ter_native``, built at
+Two implementations, one algorithm: ``tercom.c`` (the extension ``_tercom``, built at
 install when a C compiler is there) and the Python functions below, the reference it is tested against
 (``tests/test_ter_kernel.py``, with sacrebleu's own function as the judge of both, on real and random data).
 :func:`edits` is the C one when it was built (``NATIVE``), else the Python one; the environment variable
-``EVALPIPE_IMPLEMENTATION=python`` forces the reference.
+``EVALPIPE_IMPLEMENTATION=python`` forces the reference (:func:`evalpipe.evaluators.kernels.compiled`).
 """
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
+
+from evalpipe.evaluators.kernels import compiled
 
 MAX_SHIFT_SIZE = 10
 MAX_SHIFT_DIST = 50
@@ -214,12 +215,8 @@ def python_edits(hyp, ref) -> int:
     return shifts + costs[h, r]
 
 
-try:
-    from evalpipe.evaluators._ter_native import edits as native_edits
-    NATIVE = os.environ.get("EVALPIPE_IMPLEMENTATION", "").lower() != "python"
-except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
-    native_edits = None
-    NATIVE = False
-
+_c = compiled("tercom")
+NATIVE = _c is not None
+native_edits = _c.edits if NATIVE else None
 #: Tercom's edit count of two int64 arrays of word ids: C when it was built, else the Python reference
 edits = native_edits if NATIVE else python_edits

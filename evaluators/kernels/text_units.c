@@ -1,6 +1,6 @@
-/* evalpipe.evaluators._text_units: the units the n-gram kernels count, cut from text in C; built at
+/* evalpipe.evaluators.kernels._text_units: the units the n-gram kernels count, cut from text in C; built at
  * install when a C compiler is there (setup.py, optional=True).  Each function equals a Python
- * expression, which stays the reference path (evaluators/ngram_index.py, chrf.py, chrf_words.py) and is
+ * expression, which stays the reference path (evaluators/kernels/ngram_matches.py, chrf.py, chrf_words.py) and is
  * what tests/test_text_units.py checks it against.
  *
  *   chars(lines) -> (units, lengths)                 int64 bytes; chrF without whitespace:
@@ -206,7 +206,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_text_units", "Text cut into n-gram units in C (see evalpipe.evaluators.text_units).",
+    PyModuleDef_HEAD_INIT, "_text_units", "Text cut into n-gram units in C (see evalpipe.evaluators.kernels.text_units).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

@@ -1,7 +1,7 @@
-/* evalpipe.evaluators._ngram_native: clipped n-gram matches in C, built at install when a C compiler
+/* evalpipe.evaluators.kernels._ngram_matches: clipped n-gram matches in C, built at install when a C compiler
  * is there (setup.py, optional=True; without it the numpy path, RefIndex, gives the same integers).
  *
- * The algorithm, also documented in evaluators/ngram_native.py:
+ * The algorithm, also documented in evaluators/kernels/ngram_matches.py:
  *   - a segment's alphabet is the sorted distinct units of its references; a unit's rank in it is
  *     1..A, a hypothesis unit outside it gets `unknown` (all ones: it never matches);
  *   - every position becomes one key packing its next `order` ranks, `bits` bits each, 0 past the
@@ -756,12 +756,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_ngram_native",
-    "Clipped n-gram matches in C (see evalpipe.evaluators.ngram_native).", -1, methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "_ngram_matches",
+    "Clipped n-gram matches in C (see evalpipe.evaluators.kernels.ngram_matches).", -1, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
-PyInit__ngram_native(void)
+PyInit__ngram_matches(void)
 {
     return PyModule_Create(&module);
 }

@@ -1,8 +1,8 @@
-/* evalpipe.evaluators._ter_native: Tercom's edit count in C, built at install when a C compiler is there
- * (setup.py, optional=True; without it evaluators/ter_kernel.py, the Python reference, gives the same
+/* evalpipe.evaluators.kernels._tercom: Tercom's edit count in C, built at install when a C compiler is there
+ * (setup.py, optional=True; without it evaluators/kernels/tercom.py, the Python reference, gives the same
  * integers).
  *
- * The algorithm is the one documented in evaluators/ter_kernel.py, step for step (sacrebleu 2.6's
+ * The algorithm is the one documented in evaluators/kernels/tercom.py, step for step (sacrebleu 2.6's
  * translation_edit_rate with its defaults): a banded edit distance (beam 25 around the length-ratio
  * diagonal, the first of match/substitution, deletion, insertion that is strictly cheaper wins), the
  * alignment walked back from (H, R), and a greedy loop over shift candidates (spans of 1..10 words, at
@@ -358,12 +358,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_ter_native",
-    "Tercom's edit count (sacrebleu 2.6's translation_edit_rate) in C; see evaluators/ter_native.c.", -1, methods,
+    PyModuleDef_HEAD_INIT, "_tercom",
+    "Tercom's edit count (sacrebleu 2.6's translation_edit_rate) in C; see evalpipe.evaluators.kernels.tercom.", -1, methods,
 };
 
 PyMODINIT_FUNC
-PyInit__ter_native(void)
+PyInit__tercom(void)
 {
     return PyModule_Create(&module);
 }

@@ -1,8 +1,8 @@
 """A talk's realigned sentences, by the talk's resegmenter, computed once per talk and process.
 
-``mweralign`` (simulstream's way, :mod:`evalpipe.evaluators.realign_mwer`): the output text is cut
+``mweralign`` (simulstream's way, :mod:`evalpipe.evaluators.realign.mwer`): the output text is cut
 into one line per reference; the delays are dealt to the lines by their unit counts; the reference
-is the sentence as read.  ``omnisteval`` (OmniSTEval's way, :mod:`evalpipe.evaluators.realign_soft`):
+is the sentence as read.  ``omnisteval`` (OmniSTEval's way, :mod:`evalpipe.evaluators.realign.soft`):
 the output's units (words, or characters with spaces) are assigned to sentences and carry their own
 delays; at the character level the reference loses its spaces, as OmniSTEval scores it.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import List
 
 from evalpipe.errors import InputError
-from evalpipe.evaluators import realign_mwer, realign_soft
+from evalpipe.evaluators.realign import mwer, soft
 from evalpipe.sufficient_stats.talks import Sentence, Talk
 
 RESEGMENTERS = ("omnisteval", "mweralign")
@@ -40,10 +40,10 @@ def sentences(talk: Talk) -> List[Sentence]:
     if not refs:
         pass
     elif talk.resegmenter == "mweralign":
-        lines = realign_mwer.realign(talk.text, [r.content for r in refs], talk.unit, where=where)
-        ideal = realign_mwer.split_delays(talk.delays, lines, talk.unit, where) if talk.delays else \
+        lines = mwer.realign(talk.text, [r.content for r in refs], talk.unit, where=where)
+        ideal = mwer.split_delays(talk.delays, lines, talk.unit, where) if talk.delays else \
             [[] for _ in lines]
-        aware = realign_mwer.split_delays(talk.ca_delays, lines, talk.unit, where) if talk.ca_delays else \
+        aware = mwer.split_delays(talk.ca_delays, lines, talk.unit, where) if talk.ca_delays else \
             [[] for _ in lines]
         out = [Sentence(line, tuple(d), tuple(c), r.content, r.offset, r.duration, end, talk.unit, talk.name, i,
                         talk.time_unit) for i, (line, d, c, r) in enumerate(zip(lines, ideal, aware, refs))]
@@ -54,7 +54,7 @@ def sentences(talk: Talk) -> List[Sentence]:
         if timed and len(units) != len(talk.delays):
             raise InputError(f"the output has {len(units)} units and {len(talk.delays)} delays", where)
         contents = [r.content.strip().replace(" ", "") if char else r.content.strip() for r in refs]
-        groups = realign_soft.realign(units, contents, char, talk.lang, where)
+        groups = soft.realign(units, contents, char, talk.lang, where)
         joiner = "" if char else " "
         out = [Sentence(joiner.join(units[k] for k in g), tuple(talk.delays[k] for k in g) if timed else (),
                         tuple(talk.ca_delays[k] for k in g) if timed and talk.ca_delays else (), content, r.offset, r.duration, end,
@@ -71,6 +71,6 @@ def quality_texts(talk: Talk) -> List[str]:
     texts = [s.text for s in sentences(talk)]
     if talk.resegmenter == "mweralign" and talk.unit == "char" and talk.text != talk.text.strip() and texts:
         where = f"{talk.source or 'log'}, talk {talk.name!r}"
-        texts = realign_mwer.realign(talk.text, [r.content for r in talk.references], "char", strip=True,
+        texts = mwer.realign(talk.text, [r.content for r in talk.references], "char", strip=True,
                                      where=where)
     return texts

@@ -1,7 +1,7 @@
 """Tokens of a block of lines as one flat list, and back.
 
-Block tokenizers (:func:`~evalpipe.evaluators.tokenize_13a.tokens_13a_flat`,
-:func:`~evalpipe.evaluators.chrf_words.words_flat`) join the lines with ``SEPARATOR`` -- a NUL with a
+Block tokenizers (:func:`~evalpipe.evaluators.kernels.tokenize_13a.tokens_13a_flat`,
+:func:`~evalpipe.evaluators.kernels.chrf_words.words_flat`) join the lines with ``SEPARATOR`` -- a NUL with a
 space on each side, a token of its own that their rules never touch -- run their rules once, and cut
 the result back into lines at the NULs (:func:`flat_tokens`).  Lines a block rule cannot take (a NUL or
 a line break of their own, or a case the tokenizer leaves to its per-line form) are tokenized alone and

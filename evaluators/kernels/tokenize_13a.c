@@ -1,5 +1,5 @@
-/* evalpipe.evaluators._tokenize_13a: sacrebleu's 13a tokenizer (mteval-v13a.pl) in C, built at install
- * when a C compiler is there (setup.py, optional=True); evaluators/tokenize_13a.py is the pure Python
+/* evalpipe.evaluators.kernels._tokenize_13a: sacrebleu's 13a tokenizer (mteval-v13a.pl) in C, built at install
+ * when a C compiler is there (setup.py, optional=True); evaluators/kernels/tokenize_13a.py is the pure Python
  * path and the reference it is tested against (tests/test_tokenize_13a.py, with sacrebleu itself).
  *
  * sacrebleu (tokenizers/tokenizer_13a.py and tokenizer_re.py, Post 2018) does, in this order:
@@ -332,7 +332,7 @@ typedef struct {
     Py_ssize_t arena_length, arena_capacity;
 } Vocabulary;
 
-#define VOCABULARY "evalpipe.evaluators._tokenize_13a.Vocabulary"
+#define VOCABULARY "evalpipe.evaluators.kernels._tokenize_13a.Vocabulary"
 
 static void
 vocabulary_free(PyObject *capsule)
@@ -519,7 +519,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_tokenize_13a", "sacrebleu's 13a tokenizer in C (see evalpipe.evaluators.tokenize_13a).",
+    PyModuleDef_HEAD_INIT, "_tokenize_13a", "sacrebleu's 13a tokenizer in C (see evalpipe.evaluators.kernels.tokenize_13a).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

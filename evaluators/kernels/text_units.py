@@ -1,4 +1,4 @@
-"""Text cut into the units the n-gram kernels count, in C (``evaluators/text_units.c``, built at install
+"""Text cut into the units the n-gram kernels count, in C (``text_units.c``, built at install
 when a compiler is there).  ``AVAILABLE`` says whether it was; callers keep their Python expressions as
 the fallback and the reference (``tests/test_text_units.py`` checks each against it):
 
@@ -6,8 +6,7 @@ the fallback and the reference (``tests/test_text_units.py`` checks each against
   every line end to end, and each line's count;
 * :func:`words` -- chrF++'s word split (sacrebleu's ``CHRF._remove_punctuation``) of every line.
 
-(Token ids in a vocabulary are looked up by :func:`~evalpipe.evaluators.ngram_native.ids`, beside the
-kernel's own lookup of token ranks.)
+(Token ids in a vocabulary are looked up by :func:`~evalpipe.evaluators.kernels.ngram_matches.ids`.)
 """
 from __future__ import annotations
 
@@ -15,12 +14,10 @@ from typing import List, Sequence, Tuple
 
 import numpy as np
 
-try:
-    from evalpipe.evaluators import _text_units as _c
-    AVAILABLE = True
-except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
-    _c = None
-    AVAILABLE = False
+from evalpipe.evaluators.kernels import compiled
+
+_c = compiled("text_units")
+AVAILABLE = _c is not None
 
 
 def chars(lines: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:

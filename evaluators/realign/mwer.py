@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, List, Sequence
 
 from evalpipe.errors import InputError, UsageError
-from evalpipe.evaluators.stream_output import units_of
+from evalpipe.evaluators.realign.stream_output import units_of
 
 VERSION = "1.4.1"
 log = logging.getLogger(__name__)

@@ -1,0 +1,37 @@
+"""The kernel room: every computation a metric plugin spends its time in, each with exactly two
+implementations -- a C one, built at install when a compiler is there (``setup.py``), and a Python
+reference that the tests compare it with and that runs when the C one was not built.
+
+=================  ====================  ======================================================
+kernel             C source (extension)  Python module: the facade and the reference
+=================  ====================  ======================================================
+13a tokenizer      ``tokenize_13a.c``    :mod:`.tokenize_13a` (also word ids in a vocabulary)
+text units         ``text_units.c``      :mod:`.text_units` (chrF's characters), :mod:`.chrf_words`
+n-gram matches     ``ngram_matches.c``   :mod:`.ngram_matches` (a block; the reference is numpy)
+one-line matches   ``ngram_matches.c``   :mod:`.ngram_line` (one segment; the reference is dicts)
+Tercom edits       ``tercom.c``          :mod:`.tercom` (TER's edit count on word ids)
+=================  ====================  ======================================================
+
+(:mod:`.flat_lines` is the block layout the tokenizers share.)  One switch picks the implementation:
+:func:`compiled` gives a kernel's extension module, or None when it was not built or the environment
+variable ``EVALPIPE_IMPLEMENTATION`` is ``python`` (every kernel then runs its reference, the output is
+identical).  Kernels import nothing of evalpipe but :mod:`evalpipe.errors` (``setup.cfg``'s import
+contracts); the metric plugins in :mod:`evalpipe.evaluators` import them.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+from typing import Optional
+
+
+def compiled(name: str) -> Optional[ModuleType]:
+    """The C extension ``_<name>`` of this package, or None when it was not built (no compiler at install)
+    or ``EVALPIPE_IMPLEMENTATION=python`` asks for the Python references."""
+    if os.environ.get("EVALPIPE_IMPLEMENTATION", "").lower() == "python":
+        return None
+    try:
+        return importlib.import_module(f"{__name__}._{name}")
+    except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
+        return None
