@@ -169,9 +169,8 @@ class BLEU(Metric):
 
         from evalpipe.evaluators.kernels.ngram_matches import NOT_IN_VOCABULARY
 
-        lower = self.options["lowercase"]
-        ids, counts = tokenize_13a.ids_flat([(s.lower() if lower else s).rstrip() for s in lines], vocab, grow,
-                                            NOT_IN_VOCABULARY)
+        lines = [s.lower() for s in lines] if self.options["lowercase"] else lines
+        ids, counts = tokenize_13a.ids_flat(lines, vocab, grow, NOT_IN_VOCABULARY)  # (each line.rstrip()'s tokens)
         return np.frombuffer(ids, dtype=np.int64), np.frombuffer(counts, dtype=np.int64)
 
     def _index(self, refs: Sequence[Sequence[str]]) -> tuple:

@@ -90,22 +90,22 @@ def as_ints(raw: bytes) -> list:
 @pytest.mark.parametrize("root", data_roots())
 def test_word_ids_of_the_real_data_and_of_symbol_soup(root, vocabulary, ids_flat):
     """ids_flat (the 13a tokens of a block as word ids, without a Python object per token): the tokens
-    sacrebleu's 13a gives, numbered in order of first appearance among the references (grow), a hypothesis
+    sacrebleu's 13a gives each ``line.rstrip()`` (as its BLEU tokenizes; a line ending in ``-\n`` tells), numbered in order of first appearance among the references (grow), a hypothesis
     token no reference has gets ``missing``; the vocabulary grows past many resizes (the real data)."""
     sacre = Tokenizer13a()
     news = root / "wmt21.news"
     refs = [line for path in sorted(news.glob("references/*.txt")) for line in lines(path)]
     hyps = [line for path in sorted(news.glob("system-outputs/*/*.txt"))[:4] for line in lines(path)]
     rng = random.Random(3)
-    soup = ["".join(rng.choice(list("ab19.,-!&; ()\t\"'é猫") + ["&amp;", "<skipped>"]) for _ in range(rng.randint(0, 12)))
-            for _ in range(2000)]
+    soup = ["".join(rng.choice(list("ab19.,-!&; ()\t\"'é猫\n\u3000") + ["&amp;", "<skipped>", "-\n"])
+                    for _ in range(rng.randint(0, 12))) for _ in range(3000)]
     vocab = vocabulary()
     expected: dict = {}
     for block, grow in ((refs, True), (soup, True), (hyps, False), (soup[::-1], False)):
         ids, counts = ids_flat(block, vocab, grow, 2 ** 32 - 1)
-        tokens = [t for line in block for t in sacre(line).split()]
+        tokens = [t for line in block for t in sacre(line.rstrip()).split()]
         if grow:
             for t in tokens:
                 expected.setdefault(t, len(expected))
-        assert as_ints(counts) == [len(sacre(line).split()) for line in block]
+        assert as_ints(counts) == [len(sacre(line.rstrip()).split()) for line in block]
         assert as_ints(ids) == [expected.get(t, 2 ** 32 - 1) for t in tokens]

@@ -21,8 +21,9 @@
  *   tokens_flat(lines) -> (tokens, counts)        every line's tokens end to end, and their counts
  *   vocabulary() -> capsule                      an empty vocabulary of tokens (open addressing, FNV-1a)
  *   ids_flat(lines, vocabulary, grow, missing) -> (ids, counts)
- *       tokens_flat's tokens as word ids (int64 bytes), without a Python object per token: a new token
- *       gets the next id when grow (references), else `missing` (hypotheses); counts as int64 bytes
+ *       the tokens of every line.rstrip() (as sacrebleu's BLEU tokenizes) as word ids (int64 bytes),
+ *       without a Python object per token: a new token gets the next id when grow (references), else
+ *       `missing` (hypotheses); counts as int64 bytes
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -121,7 +122,9 @@ is_mark(Py_UCS4 c)
 }
 
 /* *in = one re.sub pass of a two-character rule over *in, through scratch *out:
- *   rule 2: ([^0-9])([\.,]) -> '\1 \2 ',  rule 3: ([\.,])([^0-9]) -> ' \1 \2',  rule 4: ([0-9])(-) -> '\1 \2 ' */
+ *   rule 2: ([^0-9])([\.,]) -> '\1 \2 ',  rule 3: ([\.,])([^0-9]) -> ' \1 \2',  rule 4: ([0-9])(-) -> '\1 \2 '
+ * re.sub takes the leftmost match at or after where the last one ended, so only the positions of the rule's
+ * anchor (a mark, or a dash) are visited and the text between matches is copied as a run. */
 static int
 pair_pass(Text *in, Text *out, int rule)
 {
@@ -129,29 +132,88 @@ pair_pass(Text *in, Text *out, int rule)
         return -1;
     }
     const Py_UCS4 *s = in->data;
-    Py_ssize_t n = in->length, o = 0;
-    for (Py_ssize_t i = 0; i < n;) {
-        Py_UCS4 c = s[i], d = i + 1 < n ? s[i + 1] : 0;
-        int hit = i + 1 < n && (rule == 2   ? !is_digit(c) && is_mark(d)
-                                : rule == 3 ? is_mark(c) && !is_digit(d)
-                                            : is_digit(c) && d == '-');
-        if (!hit) {
-            out->data[o++] = s[i++];
+    Py_ssize_t n = in->length, o = 0, resume = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        Py_UCS4 c = s[j];
+        if (rule == 4 ? c != '-' : !is_mark(c)) {
             continue;
         }
+        /* the match's first character: the one before the anchor (rules 2, 4) or the anchor (rule 3) */
+        Py_ssize_t i = rule == 3 ? j : j - 1;
+        int hit = i >= resume && i + 1 < n &&
+                  (rule == 2 ? !is_digit(s[i]) : rule == 3 ? !is_digit(s[i + 1]) : is_digit(s[i]));
+        if (!hit) {
+            continue;
+        }
+        memcpy(out->data + o, s + resume, sizeof(Py_UCS4) * (size_t)(i - resume));
+        o += i - resume;
         if (rule == 3) {
             out->data[o++] = ' ';
         }
-        out->data[o++] = c;
+        out->data[o++] = s[i];
         out->data[o++] = ' ';
-        out->data[o++] = d;
+        out->data[o++] = s[i + 1];
         if (rule != 3) {
             out->data[o++] = ' ';
         }
-        i += 2;
+        resume = i + 2;
+        j = i + 1;
     }
-    out->length = o;
+    memcpy(out->data + o, s + resume, sizeof(Py_UCS4) * (size_t)(n - resume));
+    out->length = o + n - resume;
     swap(in, out);
+    return 0;
+}
+
+/* pass 1 of step 3 on ' ' + s[0:n] + ' ' into *out: each ASCII symbol c becomes ' c ' -- except the space
+ * itself, kept as one ' ' (its ' \1 ' only lengthens a run of spaces, which no later rule reads as more than
+ * a space and the split removes); *marks and *dashes say whether rules 2-4 can act, *special whether a
+ * '<', '\n' or '&' was seen (steps 1 and 2 could then have acted: the caller starts over).  One loop per
+ * string kind, so no character is read through a switch. */
+/* the class of each ASCII character for pass 1: a symbol (padded), a mark or a dash (rules 2-4 can act),
+ * special ('<', '&', '\n': steps 1-2 can act); filled at import from is_symbol and the rules' characters */
+enum { SYMBOL = 1, MARK = 2, DASH = 4, SPECIAL = 8 };
+static unsigned char ascii_class[128];
+
+#define SYMBOLS_LOOP(TYPE)                                                                                    \
+    for (Py_ssize_t i = 0; i < n; i++) {                                                                      \
+        Py_UCS4 c = ((const TYPE *)s)[i];                                                                     \
+        unsigned int k = c < 128 ? ascii_class[c] : 0;                                                        \
+        seen |= k;                                                                                            \
+        if (k & SYMBOL) {                                                                                     \
+            d[o++] = ' ';                                                                                     \
+            d[o++] = c;                                                                                       \
+            d[o++] = ' ';                                                                                     \
+        }                                                                                                     \
+        else {                                                                                                \
+            d[o++] = c;                                                                                       \
+        }                                                                                                     \
+    }
+
+static int
+symbols_pass(int kind, const void *s, Py_ssize_t n, Text *out, int *marks, int *dashes, int *special)
+{
+    if (reserve(out, 3 * n + 8) < 0) {
+        return -1;
+    }
+    Py_UCS4 *d = out->data;
+    Py_ssize_t o = 0;
+    unsigned int seen = 0;
+    d[o++] = ' ';
+    if (kind == PyUnicode_1BYTE_KIND) {
+        SYMBOLS_LOOP(Py_UCS1)
+    }
+    else if (kind == PyUnicode_2BYTE_KIND) {
+        SYMBOLS_LOOP(Py_UCS2)
+    }
+    else {
+        SYMBOLS_LOOP(Py_UCS4)
+    }
+    d[o++] = ' ';
+    out->length = o;
+    *marks |= (seen & MARK) != 0;
+    *dashes |= (seen & DASH) != 0;
+    *special |= (seen & SPECIAL) != 0;
     return 0;
 }
 
@@ -159,33 +221,10 @@ pair_pass(Text *in, Text *out, int rule)
 static int
 rules(Text *in, Text *out)
 {
-    /* pass 1 (and the padding): at most 3 characters per character, plus the two pads */
-    if (reserve(out, 3 * in->length + 8) < 0) {
+    int marks = 0, dashes = 0, special = 0;
+    if (symbols_pass(PyUnicode_4BYTE_KIND, in->data, in->length, out, &marks, &dashes, &special) < 0) {
         return -1;
     }
-    Py_ssize_t o = 0, n = in->length;
-    const Py_UCS4 *s = in->data;
-    int marks = 0, dashes = 0;
-    out->data[o++] = ' ';
-    out->data[o++] = ' ';
-    out->data[o++] = ' '; /* the leading pad is a space: pass 1 pads it too */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = s[i];
-        if (is_symbol(c)) {
-            out->data[o++] = ' ';
-            out->data[o++] = c;
-            out->data[o++] = ' ';
-        }
-        else {
-            out->data[o++] = c;
-            marks |= is_mark(c);
-            dashes |= c == '-';
-        }
-    }
-    out->data[o++] = ' ';
-    out->data[o++] = ' ';
-    out->data[o++] = ' ';
-    out->length = o;
     swap(in, out);
     if (marks && (pair_pass(in, out, 2) < 0 || pair_pass(in, out, 3) < 0)) {
         return -1;
@@ -196,9 +235,10 @@ rules(Text *in, Text *out)
     return 0;
 }
 
-/* steps 1-3 on line into *a (through scratch *b): 0, or -1 with an exception */
+/* steps 1-3 on line (its trailing whitespace first removed when rstrip) into *a (through scratch *b):
+ * 0, or -1 with an exception */
 static int
-normalize_line(PyObject *line, Text *a, Text *b)
+normalize_line(PyObject *line, Text *a, Text *b, int rstrip)
 {
     if (!PyUnicode_Check(line)) {
         PyErr_Format(PyExc_TypeError, "13a tokenizer: expected str, got %.100s", Py_TYPE(line)->tp_name);
@@ -210,26 +250,34 @@ normalize_line(PyObject *line, Text *a, Text *b)
     }
 #endif
     Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    int kind = PyUnicode_KIND(line);
+    const void *data = PyUnicode_DATA(line);
+    while (rstrip && n > 0 && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, n - 1))) {
+        n--;
+    }
+    int marks = 0, dashes = 0, special = 0; /* special: '<', '\n' or '&', the replacements of steps 1-2 can act */
+    if (symbols_pass(kind, data, n, a, &marks, &dashes, &special) < 0) {
+        return -1;
+    }
+    if (!special) { /* steps 1 and 2 change nothing: pass 1 read the line itself */
+        if (marks && (pair_pass(a, b, 2) < 0 || pair_pass(a, b, 3) < 0)) {
+            return -1;
+        }
+        return dashes && pair_pass(a, b, 4) < 0 ? -1 : 0;
+    }
     if (reserve(a, n + 1) < 0) {
         return -1;
     }
-    int kind = PyUnicode_KIND(line);
-    const void *data = PyUnicode_DATA(line);
-    int special = 0; /* '<', '\n' or '&': the replacements of steps 1 and 2 can act */
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        a->data[i] = c;
-        special |= c == '<' || c == '\n' || c == '&';
+        a->data[i] = PyUnicode_READ(kind, data, i);
     }
     a->length = n;
-    if (special) {
-        if (replace(a, b, "<skipped>", "") < 0 || replace(a, b, "-\n", "") < 0 || replace(a, b, "\n", " ") < 0) {
-            return -1;
-        }
-        if (contains(a, '&') && (replace(a, b, "&quot;", "\"") < 0 || replace(a, b, "&amp;", "&") < 0 ||
-                                 replace(a, b, "&lt;", "<") < 0 || replace(a, b, "&gt;", ">") < 0)) {
-            return -1;
-        }
+    if (replace(a, b, "<skipped>", "") < 0 || replace(a, b, "-\n", "") < 0 || replace(a, b, "\n", " ") < 0) {
+        return -1;
+    }
+    if (contains(a, '&') && (replace(a, b, "&quot;", "\"") < 0 || replace(a, b, "&amp;", "&") < 0 ||
+                             replace(a, b, "&lt;", "<") < 0 || replace(a, b, "&gt;", ">") < 0)) {
+        return -1;
     }
     return rules(a, b);
 }
@@ -255,7 +303,7 @@ next_token(const Py_UCS4 *s, Py_ssize_t n, Py_ssize_t *i)
 static Py_ssize_t
 line_tokens(PyObject *line, PyObject *list, Text *a, Text *b)
 {
-    if (normalize_line(line, a, b) < 0) {
+    if (normalize_line(line, a, b, 0) < 0) {
         return -1;
     }
     Py_ssize_t count = 0, i = 0, start;
@@ -392,19 +440,29 @@ vocabulary_new(PyObject *self, PyObject *unused)
     return capsule;
 }
 
-/* the id of s[0:length]; a new id when grow, else missing; -2 when out of memory */
-static int64_t
-lookup(Vocabulary *v, const Py_UCS4 *s, Py_ssize_t length, int grow, int64_t missing)
+#define FNV_START 1469598103934665603ULL
+#define FNV_STEP(hash, c) (((hash) ^ (uint64_t)(c)) * 1099511628211ULL)
+
+static int
+same(const Py_UCS4 *a, const Py_UCS4 *b, Py_ssize_t length)
 {
-    uint64_t hash = 1469598103934665603ULL; /* FNV-1a over the code points */
     for (Py_ssize_t i = 0; i < length; i++) {
-        hash = (hash ^ (uint64_t)s[i]) * 1099511628211ULL;
+        if (a[i] != b[i]) {
+            return 0;
+        }
     }
+    return 1;
+}
+
+/* the id of s[0:length] (whose FNV-1a hash over the code points is hash); a new id when grow, else missing;
+ * -2 when out of memory */
+static int64_t
+lookup(Vocabulary *v, const Py_UCS4 *s, Py_ssize_t length, uint64_t hash, int grow, int64_t missing)
+{
     Py_ssize_t mask = v->capacity - 1, at = (Py_ssize_t)(hash & (uint64_t)mask);
     while (v->slots[at].id >= 0) {
         Slot *slot = &v->slots[at];
-        if (slot->hash == hash && slot->length == length &&
-            memcmp(v->arena + slot->offset, s, sizeof(Py_UCS4) * (size_t)length) == 0) {
+        if (slot->hash == hash && slot->length == length && same(v->arena + slot->offset, s, length)) {
             return slot->id;
         }
         at = (at + 1) & mask;
@@ -465,7 +523,7 @@ ids_flat(PyObject *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t k = 0; k < n; k++) {
-        if (normalize_line(PySequence_Fast_GET_ITEM(sequence, k), &a, &b) < 0) {
+        if (normalize_line(PySequence_Fast_GET_ITEM(sequence, k), &a, &b, 1) < 0) {
             goto done;
         }
         if (used + a.length > capacity) { /* a line has at most length tokens */
@@ -477,10 +535,22 @@ ids_flat(PyObject *self, PyObject *args)
             }
             ids = grown;
         }
-        Py_ssize_t count = 0, i = 0, start;
+        Py_ssize_t count = 0, i = 0, length = a.length;
         const Py_UCS4 *s = a.data;
-        while ((start = next_token(s, a.length, &i)) >= 0) {
-            int64_t id = lookup(v, s + start, i - start, grow, missing);
+        for (;;) { /* the whitespace-delimited tokens, each hashed as it is read */
+            while (i < length && Py_UNICODE_ISSPACE(s[i])) {
+                i++;
+            }
+            if (i == length) {
+                break;
+            }
+            Py_ssize_t start = i;
+            uint64_t hash = FNV_START;
+            while (i < length && !Py_UNICODE_ISSPACE(s[i])) {
+                hash = FNV_STEP(hash, s[i]);
+                i++;
+            }
+            int64_t id = lookup(v, s + start, i - start, hash, grow, missing);
             if (id == -2) {
                 PyErr_NoMemory();
                 goto done;
@@ -526,5 +596,9 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__tokenize_13a(void)
 {
+    for (Py_UCS4 c = 0; c < 128; c++) {
+        ascii_class[c] = (unsigned char)((c != ' ' && is_symbol(c) ? SYMBOL : 0) | (is_mark(c) ? MARK : 0) |
+                                         (c == '-' ? DASH : 0) | (c == '<' || c == '&' || c == '\n' ? SPECIAL : 0));
+    }
     return PyModule_Create(&module);
 }

@@ -143,11 +143,12 @@ def python_vocabulary() -> Dict[str, int]:
 
 def python_ids_flat(lines: List[str], vocabulary: Dict[str, int], grow: bool, missing: int) -> Tuple[bytes, bytes]:
     """(int64 bytes of every line's 13a token ids end to end, int64 bytes of each line's count): the tokens of
-    :func:`python_tokens_13a_flat` looked up in ``vocabulary``; a token new to it gets the next id when
-    ``grow`` (references), else ``missing`` (hypotheses).  The reference of the C ``ids_flat``."""
+    every ``line.rstrip()`` (as sacrebleu's BLEU tokenizes a line) by :func:`python_tokens_13a_flat`, looked up
+    in ``vocabulary``; a token new to it gets the next id when ``grow`` (references), else ``missing``
+    (hypotheses).  The reference of the C ``ids_flat``."""
     from array import array
 
-    tokens, counts = python_tokens_13a_flat(lines)
+    tokens, counts = python_tokens_13a_flat([line.rstrip() for line in lines])
     if grow:
         for word in dict.fromkeys(tokens):
             vocabulary.setdefault(word, len(vocabulary))
