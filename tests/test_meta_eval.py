@@ -226,6 +226,62 @@ def test_add_metric_then_correlate_and_compare(news, tmp_path):
     assert runner.invoke(main, ["meta-eval", "list", "--root", str(root)]).output.startswith(NEWS.name)
 
 
+TASKS = json.loads((Path(__file__).parent / "data" / "mtme_tasks.json").read_text())
+
+
+@pytest.mark.parametrize("task", TASKS["tasks"], ids=lambda t: t["statistic"])
+def test_mtme_default_task_matrices_with_its_block_of_100(task):
+    """MTME's tasks.Task (k 1000, early stopping in blocks of 100; tests/data/make_mtme_tasks.py ran it on
+    wmt21.news en-de): with --mode mtme and block_size 100 the significance matrix, the metric order (names
+    break ties of correlation, as MTME's) and the ranks are MTME's."""
+    args = (task["gold"], task["metrics"], task["num_sys"], "none", task["statistic"])
+    got = significance_matrix(*args, k=task["k"], seed=TASKS["seed"], mode="mtme", block_size=task["block_size"])
+    assert got["metrics"] == task["order"] and got["ranks"] == task["ranks"]
+    assert got["matrix"] == task["matrix"] and got["correlations"] == task["correlations"]
+
+
+def test_the_block_is_what_makes_mtme_task_matrices():
+    """With MTME's other default block, 1000, some task's matrix is not MTME's task matrix."""
+    differ = []
+    for task in TASKS["tasks"]:
+        args = (task["gold"], task["metrics"], task["num_sys"], "none", task["statistic"])
+        differ.append(significance_matrix(*args, k=task["k"], seed=TASKS["seed"], mode="mtme",
+                                          block_size=1000)["matrix"] != task["matrix"])
+    assert any(differ)
+
+
+def test_k_block_reaches_the_tests_through_the_console_script(tmp_path):
+    """--k-block on matrix and compare (default MTME's 1000) is the block the tests stop in; bootstrap refuses it."""
+    import subprocess
+
+    from conftest import child_env, script
+
+    base = [script("evalpipe"), "meta-eval"]
+    where = ["--root", str(NEWS.parent), "--test-set", NEWS.name, "-l", "en-de", "--level", "sys", "-f", "json"]
+    metrics = ["BLEU-refA", "COMET-refA", "chrF-refA"]
+
+    def run(*args):
+        done = subprocess.run([*base, *args], capture_output=True, text=True, env=child_env(), timeout=120)
+        return done.returncode, done.stdout, done.stderr
+
+    found = {}
+    for block in (None, "100", "1000"):
+        code, out, err = run("matrix", *where, "-m", *metrics, "--mode", "mtme", "--seed", "3",
+                             *(["--k-block", block] if block else []))
+        assert code == 0, err
+        found[block] = json.loads(out)
+    assert found[None]["k_block"] == 1000 and found[None]["matrix"] == found["1000"]["matrix"]
+    doc = found["100"]
+    gold_systems = doc["systems"]
+    want = significance_matrix(doc["human_scores"], doc["metric_scores"], len(gold_systems), "none", "pearson",
+                               k=1000, seed=3, mode="mtme", block_size=100)
+    assert doc["k_block"] == 100 and doc["matrix"] == want["matrix"]
+    code, out, err = run("compare", *where, "BLEU-refA", "COMET-refA", "--k-block", "100", "--seed", "3")
+    assert code == 0 and json.loads(out)["k_block"] == 100, err
+    code, out, err = run("compare", *where, "BLEU-refA", "COMET-refA", "--test", "bootstrap", "--k-block", "100")
+    assert code == 2 and "Error: --k-block" in err and "Traceback" not in err
+
+
 def test_ted_set_with_documents():
     evs = EvalSet(str(NEWS.parent), "wmt21.tedtalks", "en-de")
     assert len(evs.docs) > 1 and len(evs.doc_per_seg) == len(evs.src)

@@ -153,7 +153,7 @@ class TextFiles(Input):
     def __len__(self) -> int:
         if self.spans is not None:
             return self.stop - self.start
-        total = count_lines(self.hypothesis) if self._starts is None else len(self._starts[0]) - 1
+        total = len(self.line_starts()[0]) - 1  # (scanned once: a pool splits by the same line starts)
         return max(0, (total if self.stop is None else min(total, self.stop)) - self.start)
 
     def line_starts(self) -> List[Any]:

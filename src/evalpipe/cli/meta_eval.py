@@ -202,6 +202,10 @@ TRIALS = click.option("-k", "--trials", type=click.IntRange(min=1), default=1000
                       help="resampling trials of the significance test")
 MODE = click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True,
                     help="fast batched draws, or MTME's exact legacy random stream")
+K_BLOCK = click.option("--k-block", "k_block", type=click.IntRange(min=1), default=None,
+                       help="permutation tests may stop early at every multiple of this many trials, as MTME's "
+                            "k_block (default 1000, MTME's command line and CompareMetrics; its tasks.Task uses 100)")
+MTME_K_BLOCK = 1000
 
 
 @meta_eval_group.command("compare", aliases=ALIASES)
@@ -212,6 +216,7 @@ MODE = click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast
 @TRIALS
 @opt.seed("random seed of the test's draws")
 @MODE
+@K_BLOCK
 @click.option("--test", "test_kind", type=click.Choice(["permutation", "bootstrap", "pairwise"]),
               default="permutation", show_default=True,
               help="pairwise: MTME's PairwisePermutationSigDiff (WMT23), pair outcomes swapped, Kendall variants")
@@ -220,11 +225,14 @@ MODE = click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast
 @click.option("--sample-rate", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True,
               help="--test pairwise: pair sampling of the tie calibration")
 def compare_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
-                    fmt, metric1, metric2, trials, seed, mode, test_kind, epsilon1, epsilon2, sample_rate):
+                    fmt, metric1, metric2, trials, seed, mode, k_block, test_kind, epsilon1, epsilon2, sample_rate):
     """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, bootstrap, or
     the pair-swapping permutation test of Kendall-like correlations)"""
     from evalpipe.meta.significance import bootstrap_test, permutation_test
 
+    if test_kind == "bootstrap" and k_block is not None:
+        raise UsageError("--k-block sets the early stopping of permutation tests; --test bootstrap draws all its trials")
+    k_block = k_block or MTME_K_BLOCK
     evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
     s1, s2 = _metric_scores(evs, level, metric1), _metric_scores(evs, level, metric2)
@@ -241,7 +249,8 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
             raise UsageError("--test pairwise with --variant b needs --epsilon1 and --epsilon2 "
                              "(tie calibration is defined for the 23 and acc23 variants)")
         result = pairwise_permutation_test(gold, v1, v2, len(systems), average, variant, k=trials, seed=seed, mode=mode,
-                                           epsilon1=epsilon1, epsilon2=epsilon2, sample_rate=sample_rate)
+                                           epsilon1=epsilon1, epsilon2=epsilon2, sample_rate=sample_rate,
+                                           block_size=k_block)
         statistic = "kendall"
         opts = {"variant": variant}
         corr = [average_correlation(gold, v, len(systems), average, statistic, variant=variant, epsilon=e)[0]
@@ -250,11 +259,13 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
         result = bootstrap_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, **opts)
     else:
         result = permutation_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
-                                  **opts)
+                                  block_size=k_block, **opts)
     if test_kind != "pairwise":
         corr = [average_correlation(gold, v, len(systems), average, statistic, **opts)[0] for v in (v1, v2)]
     result.update({"metric1": metric1, "metric2": metric2, "level": level, "statistic": statistic, "test": test_kind,
                    "correlation1": corr[0], "correlation2": corr[1]})
+    if test_kind != "bootstrap":
+        result["k_block"] = k_block
     click.echo(json.dumps(result, indent=1) if fmt == "json" else
                f"{metric1} {result['correlation1']:.4f}  {metric2} {result['correlation2']:.4f}  "
                f"delta {result['delta']:.4f}  p = {result['p_value']:.4f} ({result['trials']} trials)")
@@ -268,11 +279,12 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
 @TRIALS
 @opt.seed("random seed of the tests' draws")
 @MODE
+@K_BLOCK
 @click.option("--threshold", type=float, default=0.05, show_default=True,
               help="p-value below which two metrics are in different significance clusters")
 @opt.report()
 def matrix_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
-                   fmt, metric_names, trials, seed, mode, threshold, report_file):
+                   fmt, metric_names, trials, seed, mode, k_block, threshold, report_file):
     """Rank metrics by correlation with significance clusters (MTME's --matrix).
 
     The JSON holds the ranking, the p-value matrix and the settings; at the system level also every
@@ -294,10 +306,11 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
     common = set.intersection(*(set(t) for t in tables.values()))
     systems, gold = _vectors(evs, human, level, {s: None for s in common}, include_human, _used_refs(evs, *names))
     vectors = {n: [v for s in systems for v in t[s]] for n, t in tables.items()}
+    k_block = k_block or MTME_K_BLOCK
     result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
-                                 threshold=threshold, **_stat_options(statistic, variant, epsilon))
+                                 threshold=threshold, block_size=k_block, **_stat_options(statistic, variant, epsilon))
     result.update(test_set=test_set, lp=language_pair, human=human, level=level, statistic=statistic, average_by=average,
-                  threshold=threshold, trials=trials, systems=systems,
+                  threshold=threshold, trials=trials, k_block=k_block, systems=systems,
                   **({"human_scores": gold, "metric_scores": vectors} if level == "sys" else {}))
     if statistic == "kendall":
         result["variant"] = variant

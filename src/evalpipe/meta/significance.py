@@ -254,8 +254,9 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
 def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequence[float]], num_sys: int,
                         average_by: str = "none", statistic: str = "pearson", k: int = 1000,
                         seed: Optional[int] = None, mode: str = "fast", threshold: float = 0.05,
-                        **options: Any) -> Dict[str, Any]:
-    """Rank metrics by correlation and cluster them by significance, as MTME's ``--matrix`` does.
+                        block_size: int = 1000, **options: Any) -> Dict[str, Any]:
+    """Rank metrics by correlation and cluster them by significance, as MTME's ``--matrix`` does
+    (``block_size``: its ``k_block``, 1000 in its command line and ``CompareMetrics``, 100 in ``tasks.Task``).
 
     ``sig[i, j]`` (i < j, metrics in decreasing order of correlation) is the p-value of the test that
     metric i correlates better than metric j.  In mtme mode all tests share one legacy generator
@@ -265,7 +266,7 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequ
 
     corrs = {name: average_correlation(gold, scores, num_sys, average_by, statistic, **options)[0]
              for name, scores in metrics.items()}
-    order = sorted(corrs, key=lambda m: -corrs[m])
+    order = sorted(corrs, key=lambda m: (-corrs[m], m))  # MTME: the name breaks ties
     n = len(order)
     sig = np.zeros((n, n))
     shared = np.random.RandomState(seed) if mode == "mtme" else None
@@ -273,7 +274,7 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequ
         for j in range(i + 1, n):
             sig[i, j] = permutation_test(gold, metrics[order[j]], metrics[order[i]], num_sys, average_by, statistic,
                                          k=k, seed=None if seed is None else seed + i * n + j, mode=mode,
-                                         random_state=shared, **options)["p_value"]
+                                         block_size=block_size, random_state=shared, **options)["p_value"]
     return {"metrics": order, "correlations": [corrs[m] for m in order], "matrix": sig.tolist(),
             "ranks": assign_ranks(sig, threshold)}
 
