@@ -52,5 +52,5 @@ def test_both_commands_pass_verbatim_in_a_fresh_clone(tmp_path):
     suite = subprocess.run(["bash", "-c", install_and_test], cwd=clone, env=inner, capture_output=True, text=True,
                            timeout=1200)
     assert suite.returncode == 0, suite.stdout[-4000:] + suite.stderr[-4000:]
-    assert "Contracts: 2 kept, 0 broken." in suite.stdout
+    assert re.search(r"Contracts: [1-9]\d* kept, 0 broken\.", suite.stdout), suite.stdout[-3000:]
     assert re.search(r"\d+ passed", suite.stdout) and "failed" not in suite.stdout
