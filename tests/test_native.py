@@ -75,7 +75,7 @@ print(json.dumps([compiled("ngram_matches") is not None, block, line]))
 
 @pytest.mark.parametrize("name,options", [("bleu", {}), ("chrf", {}), ("chrf", {"word_order": 2}),
                                           ("bleu", {"lowercase": True}), ("bleu", {"tokenize": "intl"}),
-                                          ("ter", {}), ("ter", {"case_sensitive": True})])
+                                          ("ter", {})])
 def test_the_python_references_give_the_c_kernels_rows(news, name, options):
     """The one switch (``EVALPIPE_IMPLEMENTATION=python``, as on a machine without a compiler) runs every kernel's
     Python reference: the rows of real systems, one and three references, en-de and zh-en, are the same
@@ -90,8 +90,8 @@ def test_the_python_references_give_the_c_kernels_rows(news, name, options):
                                                 (news["en-de.systems"], news["en-de.refs"]),
                                                 (news["zh-en.systems"], news["zh-en.refs"]))
              for hyps in list(systems.values())[:2]]
-    if name == "ter":  # the Python Tercom is slow: a slice of each
-        cases = [(hyps[:120], [r[:120] for r in refs]) for hyps, refs in cases]
+    if name == "ter":  # the Python Tercom is slow (and tested against sacrebleu in test_ter_kernel.py): a slice
+        cases = [(hyps[:25], [r[:25] for r in refs]) for hyps, refs in cases[:4]]
     found = {}
     for implementation in ("c", "python"):
         env = {**child_env(), "EVALPIPE_IMPLEMENTATION": implementation}
