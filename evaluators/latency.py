@@ -7,10 +7,13 @@ and counted in ``empty``; a corpus in which every hypothesis is empty is an erro
 
 Options:
 
-* ``convention``: ``simuleval`` (default; SimulEval 1.1) or ``iwslt2020`` (the IWSLT 2020 server:
-  the source counts its end-of-sentence unit, |X| + 1; the hypothesis ends with ``</s>``, whose
-  delay is |X| + 1; every delay is capped at |X| + 1; the target length is the hypothesis length
-  including ``</s>``).  Text only.
+* ``convention``: ``simuleval`` (default; SimulEval 1.1) or ``iwslt2020`` (the IWSLT 2020 server's
+  scorer, fairseq commit 12d5e6ff, ``examples/simultaneous_translation/eval``: the source counts its
+  end-of-sentence unit, |X| + 1; the delays are the server's steps -- a token written after the source's
+  ``</s>`` was served has |X| + 1 -- with the hypothesis's own ``</s>`` last, each capped at |X| + 1; the
+  target length counts that ``</s>``).  A hypothesis with ``server_delays`` (recorded by evalpipe's
+  server) is scored on them; one without (a SimulEval log) gets SimulEval's delays with a final ``</s>``
+  at |X| + 1, the closest those records allow.  Text only.
 * ``unit``: ``text`` (delays in source words) or ``speech`` (milliseconds of source audio).
 * ``computation_aware``: use the elapsed wall-clock times (ms) instead of the delays (speech only).
 * ``target_length``: |Y| for AP and AL: ``reference`` (word count of the reference, SimulEval's
@@ -161,6 +164,11 @@ class _Block:
                  references: Sequence[Sequence[str]]) -> None:
         checked = metric.options["computation_aware"] or {type(h.source_length) for h in hypotheses} - {int, float}
         delays = [metric.checked_delays(h) if checked else h.delays for h in hypotheses]  # checks name what is wrong
+        iwslt = metric.options["convention"] == "iwslt2020"
+        if iwslt:  # the server's steps where it recorded them, else derived from SimulEval's delays
+            delays = [[min(d, h.source_length + 1) for d in h.server_delays] if h.server_delays is not None
+                      else F.iwslt2020_delays(d, h.source_length) if len(d) else d
+                      for h, d in zip(hypotheses, delays)]
         self.kept = [i for i, d in enumerate(delays) if len(d)]
         everything = len(self.kept) == len(delays)
         src = np.array([float(h.source_length) for h in hypotheses])
@@ -169,8 +177,7 @@ class _Block:
             metric.checked_delays(hypotheses[bad])  # raises, naming the problem
         self.src = src if everything else src[self.kept]
         delays = delays if everything else [delays[i] for i in self.kept]
-        if metric.options["convention"] == "iwslt2020":
-            delays = [F.iwslt2020_delays(d, x) for d, x in zip(delays, self.src.tolist())]
+        if iwslt:
             self.src = self.src + 1  # the end-of-sentence unit counts in the source
         self.columns = F.Columns(delays)
         stream = references[0] if references else [None] * len(hypotheses)

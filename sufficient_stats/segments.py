@@ -14,12 +14,15 @@ from typing import Any, Dict, Iterable, NamedTuple, Optional, Sequence
 class SimulHypothesis(NamedTuple):
     """A simultaneous hypothesis: ``delays[i]`` is the source read (words, or ms of speech) when target
     token i was written; ``source_length`` is |X|; ``elapsed`` the wall-clock times (ms) of the tokens
-    for computation-aware latency; ``text`` the target words, for quality metrics."""
+    for computation-aware latency; ``text`` the target words, for quality metrics; ``server_delays``, when
+    an IWSLT 2020-style server recorded them, its steps of every target token and of the final ``</s>``
+    (serving the source's ``</s>`` counts one step, so a token written after it has |X| + 1)."""
 
     delays: Sequence[float]
     source_length: float
     elapsed: Optional[Sequence[float]] = None
     text: Optional[str] = None
+    server_delays: Optional[Sequence[float]] = None
 
 
 class Hypotheses(list):

@@ -1,7 +1,8 @@
 """SimulEval instance records (``instances.log``, JSON lines) as typed input.
 
 A record holds ``prediction`` (target words), ``delays`` (source read per target word),
-``source_length``, ``reference`` and, for speech, ``elapsed``.  :func:`record_hypothesis` turns one
+``source_length``, ``reference`` and, for speech, ``elapsed``; evalpipe's server adds ``server_delays`` (the
+IWSLT 2020 server's steps, ``</s>`` included), which the ``iwslt2020`` latency convention uses.  :func:`record_hypothesis` turns one
 into a :class:`~evalpipe.sufficient_stats.segments.SimulHypothesis`; :func:`records_input` turns many
 into :class:`~evalpipe.inputs.SimulPairs` (one reference stream; none when no record has a
 reference).  Errors name the file, the line and what was expected.
@@ -37,7 +38,11 @@ def record_hypothesis(record: Dict[str, Any], source: Optional[str] = None, line
     if type(delays) is not list or not _numbers(delays):
         raise InputError(f"expected delays to be a list of numbers, got {str(delays)[:60]}", source, line)
     text = record.get("prediction")
-    return SimulHypothesis(delays, float(length), record.get("elapsed"), text if isinstance(text, str) else None)
+    server = record.get("server_delays")
+    if server is not None and (type(server) is not list or not _numbers(server)):
+        raise InputError(f"expected server_delays to be a list of numbers, got {str(server)[:60]}", source, line)
+    return SimulHypothesis(delays, float(length), record.get("elapsed"), text if isinstance(text, str) else None,
+                           server)
 
 
 @contextmanager
@@ -66,8 +71,12 @@ def _hypotheses(records: Sequence[Dict[str, Any]]) -> Optional[List[SimulHypothe
     if set(map(type, delays)) != {list} or not _numbers(lengths) or not _numbers(chain.from_iterable(delays)):
         return None
     texts = [t if type(t) is str else None for t in map(dict.get, records, repeat("prediction"))]
+    server = list(map(dict.get, records, repeat("server_delays")))
+    given = [d for d in server if d is not None]
+    if given and (set(map(type, given)) != {list} or not _numbers(chain.from_iterable(given))):
+        return None
     return list(map(SimulHypothesis._make, zip(delays, map(float, lengths), map(dict.get, records, repeat("elapsed")),
-                                               texts)))
+                                               texts, server)))
 
 
 def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = None,

@@ -22,8 +22,9 @@ scored (as an empty prediction, counted in ``without_hypothesis``); a missing ``
 the last word; sessions of different sentences are independent and locked separately.
 
 Delays are recorded as the number of source units served, where serving ``</s>`` counts one more
-unit (the 2020 server's steps).  Instances report them capped at |X| (SimulEval's view); the
-``iwslt2020`` convention re-derives the |X| + 1 view (see :mod:`evalpipe.evaluators.latency`).
+unit (the 2020 server's steps).  Instances report them capped at |X| (SimulEval's view) under ``delays``,
+and as the 2020 server recorded them, its final ``</s>`` included, under ``server_delays``: the ``iwslt2020``
+convention scores those (see :mod:`evalpipe.evaluators.latency`), so a wait-k agent's AL is k, as there.
 """
 from __future__ import annotations
 
@@ -198,9 +199,13 @@ class Evaluator:
 
     def _instance(self, i: int, s: Session) -> Dict[str, Any]:
         src_len = self.corpus.source_length(i)
-        return {"index": i, "prediction": " ".join(s.tokens), "delays": [min(d, src_len) for d in s.delays],
-                "elapsed": list(s.elapsed), "prediction_length": len(s.tokens),
-                "reference": self.corpus.references[i], "source_length": src_len, "finished": s.eos_delay is not None}
+        record = {"index": i, "prediction": " ".join(s.tokens), "delays": [min(d, src_len) for d in s.delays],
+                  "elapsed": list(s.elapsed), "prediction_length": len(s.tokens),
+                  "reference": self.corpus.references[i], "source_length": src_len, "finished": s.eos_delay is not None}
+        if self.corpus.unit == "text" and (s.delays or s.eos_delay is not None):
+            # the 2020 server's view: its steps, |X| + 1 once </s> was served, and the final </s> with its own
+            record["server_delays"] = list(s.delays) + ([s.eos_delay] if s.eos_delay is not None else [])
+        return record
 
     def instances(self) -> List[Dict[str, Any]]:
         with self._lock:
