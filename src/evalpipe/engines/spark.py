@@ -8,15 +8,22 @@ executor) and returns its stats rows or one exact partial sum; the driver merges
 without rounding, so results equal the local engine's to the last bit.
 
 Executors need evalpipe and the metric plugins installed.  Spark's console noise is silenced (log
-level ERROR, no progress bar); a missing Java or pyspark is an :class:`~evalpipe.errors.EngineError`
+level ERROR, no progress bar) unless the command runs with ``-v`` (debug logging): the JVM's start-up
+lines ("Using incubator modules", "Setting default log level") and the stderr of everything it starts go
+to a log file named in the debug log and in any start-up error, and pyspark's import-time
+``FutureWarning`` is not shown.  A missing Java or pyspark is an :class:`~evalpipe.errors.EngineError`
 saying what to install.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
-from typing import Any, Callable, Iterable, Iterator, List
+import tempfile
+import warnings
+from contextlib import contextmanager, suppress
+from typing import Any, Callable, Iterable, Iterator, List, Optional
 
 from evalpipe.engines.base import Engine, Job, chunk_partial, chunk_rows, merge
 from evalpipe.errors import EngineError
@@ -25,6 +32,29 @@ from evalpipe.errors import EngineError
 def _java_available() -> bool:
     home = os.environ.get("JAVA_HOME")
     return bool(shutil.which("java") or (home and os.path.exists(os.path.join(home, "bin", "java"))))
+
+
+log = logging.getLogger(__name__)
+
+
+@contextmanager
+def _stderr_to(path: Optional[str]) -> Iterator[None]:
+    """File descriptor 2 pointed at ``path`` (appended) meanwhile, so the JVM started meanwhile keeps writing
+    there; None leaves it alone."""
+    if path is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(target, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
 
 
 class SparkEngine(Engine):
@@ -36,12 +66,16 @@ class SparkEngine(Engine):
     def __init__(self, master: str = "local[2]", spark_context: Any = None, app_name: str = "evalpipe",
                  **settings: Any) -> None:
         self._owns_context = spark_context is None
+        self.jvm_log: Optional[str] = None
         self.sc = spark_context or self._start(master, app_name)
 
-    @staticmethod
-    def _start(master: str, app_name: str) -> Any:
+    def _start(self, master: str, app_name: str) -> Any:
+        verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
         try:
-            from pyspark import SparkConf, SparkContext
+            with warnings.catch_warnings():
+                if not verbose:  # pyspark warns about pandas versions when imported
+                    warnings.simplefilter("ignore", FutureWarning)
+                from pyspark import SparkConf, SparkContext
         except ImportError:
             raise EngineError("the spark engine needs pyspark: pip install 'evalpipe[spark]'") from None
         if not _java_available():
@@ -55,10 +89,18 @@ class SparkEngine(Engine):
                 .set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
                 .set("spark.driver.extraJavaOptions", java_opts).set("spark.executor.extraJavaOptions", java_opts)
                 .set("spark.python.worker.reuse", "true"))
+        if not verbose:
+            handle, self.jvm_log = tempfile.mkstemp(prefix="evalpipe-spark-", suffix=".log")
+            os.close(handle)
+            log.debug("Spark's own output: %s", self.jvm_log)
         try:
-            sc = SparkContext.getOrCreate(conf)
+            with _stderr_to(self.jvm_log), warnings.catch_warnings():
+                if not verbose:
+                    warnings.simplefilter("ignore", FutureWarning)
+                sc = SparkContext.getOrCreate(conf)
         except Exception as exc:  # py4j / JVM start-up failures
-            raise EngineError(f"Spark did not start with master {master!r}: {type(exc).__name__}: {exc}") from exc
+            where = f" (Spark's output: {self.jvm_log})" if self.jvm_log else ""
+            raise EngineError(f"Spark did not start with master {master!r}: {type(exc).__name__}: {exc}{where}") from exc
         sc.setLogLevel("ERROR")
         return sc
 
@@ -86,3 +128,7 @@ class SparkEngine(Engine):
         if self._owns_context and self.sc is not None:
             self.sc.stop()
             self.sc = None
+        if self.jvm_log:  # the run is over: its log goes with it
+            with suppress(OSError):
+                os.unlink(self.jvm_log)
+            self.jvm_log = None
