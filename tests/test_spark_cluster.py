@@ -108,3 +108,30 @@ def test_score_corpus_stream_score_and_add_metric_on_a_standalone_cluster(cluste
                  "-r", "refA", *extra)
         written[where] = {p.name: p.read_bytes() for p in (root / NEWS.name / "metric-scores" / "en-de").glob("chrf*")}
     assert written["spark"] == written["local"] and written["local"]
+
+
+@pytest.mark.spark
+@pytest.mark.cluster
+def test_executors_without_the_drivers_environment_get_a_packed_one(cluster, tmp_path):
+    """Spark's documented way for executors that do not share the driver's environment: a virtual environment
+    with evalpipe (its C kernels built) packed by venv-pack, shipped by Spark's ``--archives`` (spark.archives)
+    and unpacked beside each executor as ``./environment``, ``PYSPARK_PYTHON`` pointing into it.  The packed
+    environment holds no pyspark (Spark ships its own Python side), nothing of the driver's."""
+    url, env = cluster
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"),
+                    str(Path(__file__).resolve().parents[1])], check=True, timeout=600, env=env)
+    packed = tmp_path / "packed"
+    subprocess.run([sys.executable, "-m", "venv", str(packed)], check=True, timeout=120)
+    subprocess.run([str(packed / "bin" / "python"), "-m", "pip", "install", "-q",
+                    str(next((tmp_path / "dist").glob("evalpipe-*.whl")))], check=True, timeout=600, env=env)
+    archive = tmp_path / "evalpipe-env.tar.gz"
+    subprocess.run([str(Path(sys.executable).parent / "venv-pack"), "-p", str(packed), "-o", str(archive), "-q"],
+                   check=True, timeout=600)
+    shipped = dict(env, PYSPARK_PYTHON="./environment/bin/python",
+                   PYSPARK_SUBMIT_ARGS=f"--archives {archive}#environment pyspark-shell")
+    check = ["-c", "import evalpipe.evaluators.kernels._ngram_matches, sys; print(sys.prefix)"]
+    assert str(packed) in subprocess.run([str(packed / "bin" / "python"), *check], capture_output=True, text=True,
+                                         check=True).stdout
+    corpus = ["score-corpus", "-q", "-r", NEWS / "references" / "en-de.refA.txt", "-m", "bleu", "chrf", "-f", "json",
+              *sorted((NEWS / "system-outputs" / "en-de").glob("*.txt"))[:2]]
+    assert evalpipe(shipped, *corpus, "--engine", "spark", "--spark-master", url).stdout == evalpipe(env, *corpus).stdout
