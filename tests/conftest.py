@@ -61,3 +61,9 @@ def child_env() -> dict:
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)
     return env
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker more than half again the cores (3 on 2 cores).  Many tests wait on a subprocess,
+    a server or a pipe, so a core would otherwise sit idle while its one worker waits."""
+    return max(2, (os.cpu_count() or 1) * 3 // 2)

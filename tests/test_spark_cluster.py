@@ -1,7 +1,8 @@
 """Spark as a cluster runs it: a standalone master and two one-core workers on 127.0.0.1, started with
 pyspark's own ``spark-class``, and ``score-corpus``, ``stream score`` and ``meta-eval add-metric`` through the
 console script with ``--spark-master spark://127.0.0.1:PORT``: byte-identical output to the local engine, and no
-Spark chatter on stderr without ``-v``.  The workers share the driver's virtual environment (``PYSPARK_PYTHON``);
+Spark chatter on stderr without ``-v``.  Marked ``cluster`` (about a minute and a half for both tests on the
+2-core machine, which would put the default run over five minutes): ``pytest -m cluster`` runs them.  The workers share the driver's virtual environment (``PYSPARK_PYTHON``);
 docs/engines.md says how executors without it get evalpipe.  Every process started here is stopped by its id
 (each leads its own process group, which its executors join)."""
 from __future__ import annotations
@@ -86,6 +87,7 @@ def evalpipe(env, *args):
 
 
 @pytest.mark.spark
+@pytest.mark.cluster
 def test_score_corpus_stream_score_and_add_metric_on_a_standalone_cluster(cluster, tmp_path):
     url, env = cluster
     spark = ["--engine", "spark", "--spark-master", url]
