@@ -24,19 +24,25 @@ sys.path.insert(0, str(HERE.parent))
 from meta_cases import SEG_ITEMS, build_cases  # noqa: E402
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def mtme_arguments(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """``--mtme PATH`` (and ``--commit``) parsed, and MTME made importable from PATH (its data.py imports
+    apache_beam and dacite for features not used here: empty stand-ins where they are missing)."""
     parser.add_argument("--mtme", required=True, help="path to an MT Metrics Eval checkout")
     parser.add_argument("--commit", default=None, help="the checkout's commit, recorded in the output")
     args = parser.parse_args()
     sys.path.insert(0, args.mtme)
     import types
 
-    for missing in ("apache_beam", "dacite"):  # data.py imports them for features not used here
+    for missing in ("apache_beam", "dacite"):
         try:
             __import__(missing)
         except ImportError:
             sys.modules[missing] = types.ModuleType(missing)
+    return args
+
+
+def main() -> None:
+    args = mtme_arguments(argparse.ArgumentParser())
     import scipy.stats
     from mt_metrics_eval import data as mtme_data
     from mt_metrics_eval import stats

@@ -24,25 +24,19 @@ import json
 import shutil
 import sys
 import tempfile
-import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from make_mtme_expected import mtme_arguments  # noqa: E402
 SEED = 7
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--mtme", required=True, help="path to an MT Metrics Eval checkout")
-    parser.add_argument("--commit", required=True, help="the checkout's commit, recorded in the output")
     parser.add_argument("--shared", required=True, help="the folder holding wmt21.news (../shared/data)")
-    args = parser.parse_args()
-    sys.path.insert(0, args.mtme)
-    for missing in ("apache_beam", "dacite"):  # data.py imports them for features not used here
-        try:
-            __import__(missing)
-        except ImportError:
-            sys.modules[missing] = types.ModuleType(missing)
+    args = mtme_arguments(parser)
     import numpy as np
     from mt_metrics_eval import data, tasks
 
