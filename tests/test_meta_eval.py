@@ -237,7 +237,9 @@ def test_mtme_default_task_matrices_with_its_block_of_100(task):
     args = (task["gold"], task["metrics"], task["num_sys"], "none", task["statistic"])
     got = significance_matrix(*args, k=task["k"], seed=TASKS["seed"], mode="mtme", block_size=task["block_size"])
     assert got["metrics"] == task["order"] and got["ranks"] == task["ranks"]
-    assert got["matrix"] == task["matrix"] and got["correlations"] == task["correlations"]
+    assert got["matrix"] == task["matrix"]
+    # (Pearson's sums run in another order than scipy's: the last bit may differ)
+    assert got["correlations"] == pytest.approx(task["correlations"], rel=1e-15, abs=1e-15)
 
 
 def test_the_block_is_what_makes_mtme_task_matrices():
