@@ -67,3 +67,16 @@ def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker more than half again the cores (3 on 2 cores).  Many tests wait on a subprocess,
     a server or a pipe, so a core would otherwise sit idle while its one worker waits."""
     return max(2, (os.cpu_count() or 1) * 3 // 2)
+
+
+#: tests of half a minute or more on the 2-core machine (``--durations``): started first, so that no worker
+#: begins one of them when the others are nearly done
+SLOW_FIRST = ("test_readme_commands.py::test_both_commands", "test_packaging.py::test_sdist_and_wheel",
+              "test_packaging.py::test_an_install_without", "test_doc_examples.py::test_example_runs_as_written[engines",
+              "test_doc_examples.py::test_example_runs_as_written[reports", "test_ter_kernel.py::test_candidate_cap",
+              "test_doc_examples.py::test_example_runs_as_written[simultaneous", "test_faults.py::test_a_spark_task",
+              "test_sacrebleu_cli.py::test_full_wmt21_systems", "test_ter_kernel.py::test_random_sequences")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not any(slow in item.nodeid for slow in SLOW_FIRST))
