@@ -14,5 +14,6 @@ from setuptools import Extension, setup
 
 KERNELS = ("ngram_matches", "tokenize_13a", "text_units", "tercom")
 
-setup(ext_modules=[Extension(f"evalpipe.evaluators.kernels._{name}", [f"evaluators/kernels/{name}.c"], optional=True)
+setup(ext_modules=[Extension(f"evalpipe.evaluators.kernels._{name}", [f"evaluators/kernels/{name}.c"], optional=True,
+                             depends=["evaluators/kernels/int64_buffer.h"])  # (the sdist carries what is listed)
                    for name in KERNELS])

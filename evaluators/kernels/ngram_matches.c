@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "int64_buffer.h"
+
 typedef int64_t i64;
 #define MAX_ORDER 63
 
@@ -56,30 +58,6 @@ highest_bit(unsigned long long x)
 }
 
 /* ---- buffers ---------------------------------------------------------------------------- */
-
-static int
-int64_buffer(PyObject *obj, Py_buffer *view, int writable, const char *name)
-{
-    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj, view, flags) < 0) {
-        return -1;
-    }
-    const char *f = view->format ? view->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') {
-        f++;
-    }
-    int ok = view->itemsize == 8 && (strcmp(f, "l") == 0 || strcmp(f, "q") == 0);
-    if (!ok && view->itemsize == 1 && (strcmp(f, "B") == 0 || strcmp(f, "b") == 0 || strcmp(f, "c") == 0)) {
-        ok = view->len % 8 == 0; /* bytes holding int64 values */
-    }
-    if (!ok) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a contiguous int64 buffer, got format '%s' itemsize %zd",
-                     name, view->format ? view->format : "B", view->itemsize);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
 
 #define COUNT(view) ((view).len / 8)
 #define DATA(view) ((i64 *)(view).buf)

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "int64_buffer.h"
+
 typedef int64_t i64;
 
 #define MAX_SHIFT_SIZE 10
@@ -298,29 +300,6 @@ done:
     return result;
 }
 
-static int
-int64_view(PyObject *obj, Py_buffer *view, const char *name)
-{
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-        return -1;
-    }
-    const char *f = view->format ? view->format : "B";
-    if (*f == '<' || *f == '=' || *f == '@') {
-        f++;
-    }
-    int ok = view->itemsize == 8 && (strcmp(f, "l") == 0 || strcmp(f, "q") == 0);
-    if (!ok && view->itemsize == 1 && (strcmp(f, "B") == 0 || strcmp(f, "b") == 0 || strcmp(f, "c") == 0)) {
-        ok = view->len % 8 == 0; /* bytes holding int64 values */
-    }
-    if (!ok) {
-        PyErr_Format(PyExc_TypeError, "%s: expected a contiguous int64 buffer, got format '%s' itemsize %zd",
-                     name, view->format ? view->format : "B", view->itemsize);
-        PyBuffer_Release(view);
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *
 edits(PyObject *self, PyObject *args)
 {
@@ -329,10 +308,10 @@ edits(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_buffer hyp, ref;
-    if (int64_view(o_hyp, &hyp, "hyp") < 0) {
+    if (int64_buffer(o_hyp, &hyp, 0, "hyp") < 0) {
         return NULL;
     }
-    if (int64_view(o_ref, &ref, "ref") < 0) {
+    if (int64_buffer(o_ref, &ref, 0, "ref") < 0) {
         PyBuffer_Release(&hyp);
         return NULL;
     }
