@@ -8,6 +8,7 @@ MTME-exact mode (same p-value) and fast mode, and the chance level of pairwise a
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -65,64 +66,90 @@ def main(scale: float = 1.0) -> None:
 
 
 def ted_cli(stats, k: int = 1000) -> None:
-    """Item-wise tests on the WMT21 TED talks (en-de MQM, 14 systems x 529 items; sentence BLEU and chrF
-    written into a temporary MTME-layout copy by ``evalpipe meta-eval add-metric``): MTME's own
-    ``PermutationSigDiff`` (Kendall tau-b) and ``PairwisePermutationSigDiff`` (acc23, calibrated epsilons)
-    in process against ``evalpipe meta-eval compare`` as a command, wall time included."""
-    import json
+    """Item-wise tests through the command line against MTME's own code: on the WMT21 TED talks (en-de MQM,
+    14 systems x 529 items; sentence BLEU and chrF written into a temporary MTME-layout copy by ``evalpipe
+    meta-eval add-metric``) and on a synthetic 15-system x 500-item set (the size of issue 26's reproduction:
+    MQM-like human scores, two noisy continuous metrics, so that the calibrated epsilons leave many pair
+    outcomes differing).  MTME's ``PermutationSigDiff`` (Kendall tau-b) and ``PairwisePermutationSigDiff``
+    (acc23, calibrated epsilons) in process against ``evalpipe meta-eval compare`` as a command, wall time
+    start-up included, three runs each, every ratio shown."""
     import subprocess
     import tempfile
 
     from common import NEWS, child_env
 
-    ted = NEWS.parent / "wmt21.tedtalks"
-    if not ted.is_dir():
-        print(f"TED meta-eval benchmark skipped: no {ted}")
-        return
     evalpipe = str(Path(sys.executable).parent / "evalpipe")
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "wmt21.tedtalks"
-        root.mkdir()
-        for item in ted.iterdir():
-            (root / item.name).symlink_to(item)
-        for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")):
-            extra = ["-o", "effective_order=true"] if metric == "bleu" else []
-            subprocess.run([evalpipe, "meta-eval", "add-metric", "--root", tmp, "--test-set", root.name, "-l",
-                            "en-de", "--name", name, metric, *extra], check=True, capture_output=True, env=child_env())
+        ted = NEWS.parent / "wmt21.tedtalks"
+        sets = []
+        if ted.is_dir():
+            root = Path(tmp) / "wmt21.tedtalks"
+            root.mkdir()
+            for item in ted.iterdir():
+                (root / item.name).symlink_to(item)
+            for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")):
+                extra = ["-o", "effective_order=true"] if metric == "bleu" else []
+                subprocess.run([evalpipe, "meta-eval", "add-metric", "--root", tmp, "--test-set", root.name, "-l",
+                                "en-de", "--name", name, metric, *extra], check=True, capture_output=True,
+                               env=child_env())
+            sets.append(("TED talks en-de MQM", root.name, ("BLEU-refA", "chrF-refA")))
+        else:
+            print(f"TED meta-eval benchmark skipped: no {ted}")
+        sets.append(("synthetic MQM-like", _synthetic_set(Path(tmp) / "synthetic", 15, 500), ("A-refA", "B-refA")))
         from evalpipe.meta.evalset import EvalSet
 
-        evs = EvalSet(tmp, root.name, "en-de")
-        gold_seg, seg = evs.Scores("seg", "mqm"), {m: evs.Scores("seg", m) for m in ("BLEU-refA", "chrF-refA")}
-        systems = [s for s in evs.human_sys_names("mqm", "seg") if all(s in t for t in seg.values())]
-        gold = [v for s in systems for v in gold_seg[s]]
-        m1, m2 = ([v for s in systems for v in seg[m][s]] for m in ("BLEU-refA", "chrF-refA"))
-        c1, c2 = stats.Correlation(len(systems), gold, m1), stats.Correlation(len(systems), gold, m2)
-        print(f"TED talks en-de MQM, {len(systems)} systems x {len(gold) // len(systems)} items, item-wise, k={k}")
-        for label, mtme_call, cli in (
-                ("Kendall tau-b permutation", lambda: stats.PermutationSigDiff(c1, c2, stats.KendallVariants, "item", k,
-                                                                              variant="b"),
-                 ["--statistic", "kendall", "--variant", "b"]),
-                ("acc23 pair-swapping permutation (WMT23)", lambda: stats.PairwisePermutationSigDiff(
-                    c1, c2, "acc23", "item", k), ["--statistic", "accuracy", "--test", "pairwise"])):
-            np.random.seed(1)
-            start = time.perf_counter()
-            theirs = mtme_call()
-            t_mtme = time.perf_counter() - start
-            shown = []
-            for mode in ("mtme", "fast"):
-                cmd = [evalpipe, "meta-eval", "compare", "--root", tmp, "--test-set", root.name, "-l", "en-de",
-                       "--level", "seg", "--average", "item", "-k", str(k), "--seed", "1", "--mode", mode, "-f", "json",
-                       *cli, "BLEU-refA", "chrF-refA"]
-                times = []
-                for _ in range(1 if mode == "mtme" else 3):  # the fast mode is short: best of three, all shown
-                    start = time.perf_counter()
-                    done = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), check=True)
-                    times.append(time.perf_counter() - start)
-                p, t = json.loads(done.stdout)["p_value"], min(times)
-                shown.append(f"evalpipe --mode {mode} {', '.join(f'{x:.2f}' for x in times)}s p={p:.4f} "
-                             f"({t_mtme / t:6.1f}x)")
-            print(f"  {label:<40} MTME {t_mtme:7.2f}s p={theirs[0]:.4f} | " + " | ".join(shown)
-                  + "  (CLI wall time; target >= 100x in the default fast mode)")
+        for title, name, (first, second) in sets:
+            evs = EvalSet(tmp, name, "en-de")
+            gold_seg, seg = evs.Scores("seg", "mqm"), {m: evs.Scores("seg", m) for m in (first, second)}
+            systems = [s for s in evs.human_sys_names("mqm", "seg") if all(s in t for t in seg.values())]
+            gold = [v for s in systems for v in gold_seg[s]]
+            m1, m2 = ([v for s in systems for v in seg[m][s]] for m in (first, second))
+            c1, c2 = stats.Correlation(len(systems), gold, m1), stats.Correlation(len(systems), gold, m2)
+            print(f"{title}, {len(systems)} systems x {len(gold) // len(systems)} items, item-wise, k={k}")
+            for label, mtme_call, cli, target in (
+                    ("Kendall tau-b permutation", lambda: stats.PermutationSigDiff(
+                        c1, c2, stats.KendallVariants, "item", k, variant="b"),
+                     ["--statistic", "kendall", "--variant", "b"], 100),
+                    ("acc23 pair-swapping permutation (WMT23)", lambda: stats.PairwisePermutationSigDiff(
+                        c1, c2, "acc23", "item", k), ["--statistic", "accuracy", "--test", "pairwise"], 150)):
+                np.random.seed(1)
+                start = time.perf_counter()
+                theirs = mtme_call()
+                t_mtme = time.perf_counter() - start
+                shown = []
+                for mode in ("mtme", "fast"):
+                    cmd = [evalpipe, "meta-eval", "compare", "--root", tmp, "--test-set", name, "-l", "en-de",
+                           "--level", "seg", "--average", "item", "-k", str(k), "--seed", "1", "--mode", mode,
+                           "-f", "json", *cli, first, second]
+                    times = []
+                    for _ in range(1 if mode == "mtme" else 3):  # every run of the fast mode is listed
+                        start = time.perf_counter()
+                        done = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), check=True)
+                        times.append(time.perf_counter() - start)
+                    p = json.loads(done.stdout)["p_value"]
+                    shown.append(f"evalpipe --mode {mode} p={p:.4f} " + ", ".join(
+                        f"{t:.2f}s ({t_mtme / t:.0f}x)" for t in times))
+                print(f"  {label:<40} MTME {t_mtme:6.2f}s p={theirs[0]:.4f} | " + " | ".join(shown)
+                      + f"  (CLI wall time; target >= {target}x in the default fast mode, every run)")
+
+
+def _synthetic_set(root: Path, systems: int, items: int) -> str:
+    """An MTME-layout set: MQM-like segment scores (0 for 45% of segments, else minus a sum of 1 to 4
+    error weights of 1 or 5), and metrics A and B = human score + Gaussian noise (sd 3.2 and 3), seed 7."""
+    rng = np.random.default_rng(7)
+    (root / "sources").mkdir(parents=True)
+    (root / "sources" / "en-de.txt").write_text("".join(f"source {i}\n" for i in range(items)))
+    names = [f"sys{s:02d}" for s in range(systems)]
+    gold = {s: [0.0 if rng.random() < 0.45 else -float(rng.choice([1, 5], size=rng.integers(1, 5)).sum())
+                for _ in range(items)] for s in names}
+    (root / "human-scores").mkdir()
+    (root / "human-scores" / "en-de.mqm.seg.score").write_text(
+        "".join(f"{s} {v}\n" for s in names for v in gold[s]))
+    (root / "metric-scores" / "en-de").mkdir(parents=True)
+    for metric, noise in (("A", 3.2), ("B", 3.0)):
+        (root / "metric-scores" / "en-de" / f"{metric}-refA.seg.score").write_text(
+            "".join(f"{s} {v + rng.normal(0, noise)!r}\n" for s in names for v in gold[s]))
+    return root.name
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 import sacrebleu
 from click.testing import CliRunner
 
-from conftest import NEWS, data_roots
+from conftest import NEWS, child_env, data_roots, script
 from evalpipe.cli import main
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
 from evalpipe.meta.evalset import EvalSet, EvalSetError
@@ -97,46 +98,82 @@ def test_pairwise_permutation_mtme_mode_equals_mtme(cases, index):
     assert got["delta"] == want["delta"]
     fast = pairwise_permutation_test(*args, k=2000, seed=case["seed"], **eps)
     assert fast["delta"] == got["delta"] and abs(fast["p_value"] - want["p_value"]) < 0.06
+    for metric, which in ((case["metric1"], "1"), (case["metric2"], "2")):  # each metric's own correlation
+        assert got["correlation" + which] == average_correlation(
+            case["gold"], metric, case["num_sys"], case["average_by"], "kendall", variant=case["variant"],
+            epsilon=got["epsilon" + which])[0]
 
 
-def test_pairwise_fast_counts_equal_direct_hybrids(cases):
-    """The fast mode's hybrid taus, from count differences of the pairs that differ, equal taus computed
-    directly from each hybrid's outcomes for the same coins."""
+class Enumerator:
+    """A stand-in generator whose ``binomial(n, 0.5, size)`` returns every head-count vector for the group
+    sizes ``n``, each repeated C(n, heads) times: as many rows as there are coin assignments, so a p-value
+    over its rows is the exact one."""
+
+    def binomial(self, n, p, size):
+        rows = [()]
+        for count in np.asarray(n).tolist():
+            rows = [r + (h,) for r in rows for h in range(count + 1) for _ in range(math.comb(count, h))]
+        assert p == 0.5 and size == (len(rows), len(np.asarray(n)))
+        return np.array(rows, dtype=np.int64).reshape(size)
+
+
+@pytest.mark.parametrize("variant", ["acc23", "23", "b"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_pairwise_fast_head_counts_equal_every_coin_assignment(variant, seed):
+    """The fast mode draws head counts per group of pairs instead of coins per pair.  Over every possible
+    head-count vector (each weighted by its number of coin assignments) its p-value equals the p-value over
+    every coin assignment of the differing pairs, hybrids built directly from their outcomes -- in exact
+    fractions for the linear variants, with the same float formulas for tau-b."""
+    from fractions import Fraction
+
+    from evalpipe.meta import pairwise_permutation as pp
+
+    rng = np.random.default_rng(seed)
+    num_sys, items = 3, 4
+    gold = [None if rng.random() < 0.1 else float(rng.integers(0, 3)) for _ in range(num_sys * items)]
+    metric1, metric2 = (rng.integers(0, 4, num_sys * items).astype(float).tolist() for _ in range(2))
+    rows = pp.groups(gold, metric1, num_sys, "item")
+    lens = [len(g) for g, _ in rows]
+    y = np.concatenate([g for g, _ in rows])
+    out1, row = pp.pair_outcomes(y, np.concatenate([m for _, m in rows]), lens, 0.0)
+    out2, _ = pp.pair_outcomes(y, np.concatenate([m for _, m in pp.groups(gold, metric2, num_sys, "item")]), lens, 0.0)
+    base1, base2 = pp.row_counts(row, out1, len(lens)), pp.row_counts(row, out2, len(lens))
+    differ = np.flatnonzero(out1 != out2)
+    assert 0 < len(differ) <= 14
+
+    def mean_tau(outcomes):
+        counts = pp.row_counts(row, outcomes, len(lens))
+        if variant == "b":
+            return pp.average_rows(pp.taus_from_counts(counts, "b"), False)
+        w = pp.LINEAR[variant]
+        return sum(Fraction(int(np.dot(w, c)), int(c.sum())) for c in counts) / len(lens)
+
+    delta = mean_tau(out2) - mean_tau(out1)
+    hits = 0
+    for bits in range(2 ** len(differ)):
+        coin = np.zeros(len(out1), dtype=bool)
+        coin[differ] = [(bits >> b) & 1 for b in range(len(differ))]
+        hits += mean_tau(np.where(coin, out2, out1)) - mean_tau(np.where(coin, out1, out2)) >= delta
+    exact = Fraction(hits, 2 ** len(differ))
+    kinds = pp._kinds(row, out1, out2)
+    coins = sum(pp._linear_classes(base1, base2, *kinds, pp.LINEAR[variant])[0].values()) \
+        if variant in pp.LINEAR else len(differ)  # the linear path leaves out pairs that cannot change a tau
+    k = 2 ** coins
+    p, trials = pp._fast_trials(Enumerator(), row, out1, out2, base1, base2, variant, float(delta), k, k + 1,
+                                0.02, 0.5, False)
+    assert trials == k and Fraction(p).limit_denominator(k) == exact
+
+
+def test_pairwise_fast_beyond_int64_is_the_same_test(cases, monkeypatch):
+    """Rows of many sizes make lcm(T_r) overflow int64: the linear variants then sum Python integers, with the
+    same verdicts (forced here on a real case)."""
     from evalpipe.meta import pairwise_permutation as pp
 
     case = cases["pairwise"][0]
-    rows = pp.groups(case["gold"], case["metric1"], case["num_sys"], "item")
-    rows2 = pp.groups(case["gold"], case["metric2"], case["num_sys"], "item")
-    lens = [len(g) for g, _ in rows]
-    y = np.concatenate([g for g, _ in rows])
-    out1 = pp.pair_outcomes(y, np.concatenate([m for _, m in rows]), lens, 0.5)[0]
-    out2 = pp.pair_outcomes(y, np.concatenate([m for _, m in rows2]), lens, 1.5)[0]
-    row = np.repeat(np.arange(len(lens)), [n * (n - 1) // 2 for n in lens])
-    size = len(lens) * pp.CATEGORIES
-    base1 = np.bincount(row * pp.CATEGORIES + out1, minlength=size).reshape(len(lens), -1)
-    base2 = np.bincount(row * pp.CATEGORIES + out2, minlength=size).reshape(len(lens), -1)
-
-    class Recorder:  # the generator's coins, kept to recompute the hybrids directly
-        def __init__(self):
-            self.rng, self.drawn = np.random.default_rng(3), []
-
-        def integers(self, *a, **kw):
-            self.drawn.append(self.rng.integers(*a, **kw))
-            return self.drawn[-1]
-
-    recorder = Recorder()
-    p, trials = pp._fast_trials(recorder, row, out1, out2, base1, base2, "acc23", 0.0, 50, 1000, 0.02, 0.5, False)
-    coins = np.concatenate(recorder.drawn)
-    differ = np.flatnonzero(out1 != out2)
-    large = 0
-    for t in range(50):
-        w = np.zeros(len(out1), dtype=bool)
-        w[differ] = coins[t].astype(bool)
-        taus = [pp.average_rows(pp.taus_from_counts(np.bincount(row * pp.CATEGORIES + np.where(w, a, b), minlength=size)
-                                                    .reshape(1, len(lens), -1), "acc23"), False)[0]
-                for a, b in ((out1, out2), (out2, out1))]
-        large += taus[1] - taus[0] >= 0.0
-    assert (p, trials) == (large / 50, 50)
+    args = (case["gold"], case["metric1"], case["metric2"], case["num_sys"], "sys", "acc23")
+    want = pp.pairwise_permutation_test(*args, k=300, seed=5, epsilon1=0.5, epsilon2=1.5)
+    monkeypatch.setattr(pp, "INT64_SAFE", 0)
+    assert pp.pairwise_permutation_test(*args, k=300, seed=5, epsilon1=0.5, epsilon2=1.5) == want
 
 
 def test_significance_matrix_equals_mtme(cases):
@@ -193,6 +230,24 @@ def test_validation_names_file_and_line(news, tmp_path):
         EvalSet(str(root), NEWS.name, "en-de")
     with pytest.raises(EvalSetError, match="no language pair 'xx-yy'"):
         EvalSet(str(root), NEWS.name, "xx-yy")
+
+
+def test_metric_score_files_are_read_when_used(news, tmp_path):
+    """A metric's score file is read on first use: a malformed one stops the command that uses it (one line
+    naming the file and line, exit 1) and no other."""
+    root = _copy_set(tmp_path)
+    bad = root / NEWS.name / "metric-scores" / "en-de" / "chrF-refC.sys.score"
+    bad.write_text(bad.read_text().replace("\n", "\nSystemX not-a-number\n", 1))
+    base = [script("evalpipe"), "meta-eval", "compare", "--root", str(root), "--test-set", NEWS.name, "-l", "en-de",
+            "-k", "50", "-f", "json"]
+    good = subprocess.run([*base, "BLEU-refA", "COMET-refA"], capture_output=True, text=True, env=child_env(),
+                          timeout=120)
+    assert good.returncode == 0 and json.loads(good.stdout)["trials"] >= 1, good.stderr
+    broken = subprocess.run([*base, "BLEU-refA", "chrF-refC"], capture_output=True, text=True, env=child_env(),
+                            timeout=120)
+    assert broken.returncode == 1 and broken.stdout == "", broken.stderr
+    assert broken.stderr.strip().splitlines()[-1].endswith(
+        "chrF-refC.sys.score, line 2: expected a number or None, got 'not-a-number'"), broken.stderr
 
 
 def test_add_metric_then_correlate_and_compare(news, tmp_path):
@@ -254,10 +309,6 @@ def test_the_block_is_what_makes_mtme_task_matrices():
 
 def test_k_block_reaches_the_tests_through_the_console_script(tmp_path):
     """--k-block on matrix and compare (default MTME's 1000) is the block the tests stop in; bootstrap refuses it."""
-    import subprocess
-
-    from conftest import child_env, script
-
     base = [script("evalpipe"), "meta-eval"]
     where = ["--root", str(NEWS.parent), "--test-set", NEWS.name, "-l", "en-de", "--level", "sys", "-f", "json"]
     metrics = ["BLEU-refA", "COMET-refA", "chrF-refA"]

@@ -22,7 +22,6 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Sequence, Tuple
 
 from evalpipe.entry_points import EntryPoint, entry_points
 from evalpipe.errors import OptionError, PluginError
-from evalpipe.sufficient_stats.combine import Combination, parse_spec
 
 METRICS_GROUP = "evalpipe.metrics"
 AGENTS_GROUP = "evalpipe.agents"
@@ -75,7 +74,11 @@ def is_combination(name: str) -> bool:
 
 
 def _members(name: str) -> List[Tuple[float, str]]:
-    return parse_spec(name) if is_combination(name) else [(1.0, name)]
+    if not is_combination(name):
+        return [(1.0, name)]
+    from evalpipe.sufficient_stats.combine import parse_spec  # only combinations need it (import time)
+
+    return parse_spec(name)
 
 
 def _accepts(name: str, key: str) -> bool:
@@ -110,6 +113,8 @@ def load_metric(name: str, **options: Any) -> Any:
     ``bleu-ter`` or ``0.7*bleu+0.3*chrf``, see :mod:`evalpipe.sufficient_stats.combine`)."""
     if not is_combination(name):
         return load_class(name, METRICS_GROUP)(**options)
+    from evalpipe.sufficient_stats.combine import Combination, parse_spec
+
     terms = parse_spec(name)
     members = [member for _, member in terms]
     routed = route_options(members, options)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import tempfile
 import traceback
 from functools import reduce
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -46,6 +45,8 @@ def _one_line(message: str) -> click.ClickException:
 
 def _bug(exc: BaseException) -> click.ClickException:
     """One line for an exception evalpipe did not expect, its traceback kept in a file."""
+    import tempfile  # only after an unexpected exception (import time)
+
     from evalpipe.corpus import write_atomically
 
     handle, path = tempfile.mkstemp(prefix="evalpipe-traceback-", suffix=".txt")

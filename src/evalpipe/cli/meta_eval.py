@@ -252,9 +252,7 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
                                            epsilon1=epsilon1, epsilon2=epsilon2, sample_rate=sample_rate,
                                            block_size=k_block)
         statistic = "kendall"
-        opts = {"variant": variant}
-        corr = [average_correlation(gold, v, len(systems), average, statistic, variant=variant, epsilon=e)[0]
-                for v, e in ((v1, result["epsilon1"]), (v2, result["epsilon2"]))]
+        corr = [result.pop("correlation1"), result.pop("correlation2")]
     elif test_kind == "bootstrap":
         result = bootstrap_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, **opts)
     else:

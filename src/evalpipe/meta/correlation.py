@@ -8,7 +8,9 @@ Conventions follow MT Metrics Eval (``mt_metrics_eval/stats.py``):
   averaged) or ``item`` (one per item's column, averaged);
 * a None human score drops that position from both vectors; rows with fewer than two positions
   left are skipped; NaN correlations (constant vectors) are left out of the average (or counted as
-  0 with ``replace_nans_with_zeros``); Pearson and Spearman of a constant vector are NaN.
+  0 with ``replace_nans_with_zeros``); Pearson and Spearman of a constant vector are NaN;
+* a row holding a NaN score (human or metric) has a NaN correlation, every statistic alike (scipy's
+  ``nan_policy="propagate"``, which MTME's rows get), so it leaves the average as any NaN row does.
 
 Statistics: Pearson; Spearman (Pearson of average ranks); Kendall from the counts of concordant,
 discordant and tied pairs -- variants ``b`` (tau-b), ``c`` (tau-c), ``23`` and ``acc23`` (Deutsch
@@ -41,15 +43,21 @@ class Pair(IntEnum):
     BOTH_TIED = 4
 
 
+# the numerator weights of the linear Kendall variants, in Pair order: tau = w . counts / all pairs of the row
+LINEAR = {"acc23": (1, 0, 0, 0, 1), "23": (1, -1, -1, -1, 1)}
+
+
 def pearson(gold: Sequence[float], metric: Sequence[float]) -> float:
-    """Pearson's r; NaN when either vector is constant."""
+    """Pearson's r; NaN when either vector is constant or holds a NaN."""
     x = np.asarray(metric, dtype=np.float64)
     y = np.asarray(gold, dtype=np.float64)
-    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+    if len(x) < 2 or np.all(x == x[0]) or np.all(y == y[0]) or np.isnan(x).any() or np.isnan(y).any():
         return math.nan
     xm, ym = x - x.mean(), y - y.mean()
-    r = float(np.dot(xm / np.linalg.norm(xm), ym / np.linalg.norm(ym)))
-    return max(-1.0, min(1.0, r))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        xm, ym = xm / np.abs(xm).max(), ym / np.abs(ym).max()  # scaled first, as scipy: tiny values do not underflow
+        r = float(np.dot(xm / np.linalg.norm(xm), ym / np.linalg.norm(ym)))
+    return math.nan if math.isnan(r) else max(-1.0, min(1.0, r))
 
 
 def ranks(values: Sequence[float]) -> np.ndarray:
@@ -68,7 +76,9 @@ def ranks(values: Sequence[float]) -> np.ndarray:
 
 
 def spearman(gold: Sequence[float], metric: Sequence[float]) -> float:
-    """Spearman's rho: Pearson of average ranks (constant ranks: NaN, as for a constant vector)."""
+    """Spearman's rho: Pearson of average ranks (constant ranks: NaN, as for a constant vector; NaN scores: NaN)."""
+    if np.isnan(np.asarray(gold, dtype=np.float64)).any() or np.isnan(np.asarray(metric, dtype=np.float64)).any():
+        return math.nan
     return pearson(ranks(gold), ranks(metric))
 
 
@@ -120,11 +130,13 @@ def kendall_from_counts(con: Any, dis: Any, t_x: Any, t_y: Any, t_xy: Any, varia
 
 
 def kendall(gold: Sequence[float], metric: Sequence[float], variant: str = "b", epsilon: float = 0.0) -> float:
-    """Kendall's tau (``variant`` b, c, 23 or acc23; ``epsilon`` ties close metric scores)."""
+    """Kendall's tau (``variant`` b, c, 23 or acc23; ``epsilon`` ties close metric scores); NaN scores: NaN."""
     if epsilon < 0:
         raise UsageError(f"epsilon must be non-negative, got {epsilon}")
     if epsilon > 0 and variant == "c":
         raise UsageError("a non-zero epsilon is not defined for tau-c")
+    if np.isnan(np.asarray(gold, dtype=np.float64)).any() or np.isnan(np.asarray(metric, dtype=np.float64)).any():
+        return math.nan
     counts = pair_counts(gold, metric, epsilon)
     classes = min(len(set(np.asarray(metric).tolist())), len(set(np.asarray(gold).tolist())))
     return float(kendall_from_counts(*counts, variant=variant, size=len(gold), min_classes=classes))
@@ -167,6 +179,15 @@ def groups(gold: Sequence[Optional[float]], metric: Sequence[float], num_sys: in
     return out
 
 
+def require_numbers(rows: Sequence[Tuple[np.ndarray, np.ndarray]], test: str) -> None:
+    """Significance tests resample scores: a NaN (which a correlation would leave out with its row) is an
+    error there, naming the row."""
+    for k, (g, m) in enumerate(rows, 1):
+        if np.isnan(g).any() or np.isnan(m).any():
+            raise InputError(f"the {test} needs numbers: row {k} holds a NaN {'human' if np.isnan(g).any() else 'metric'}"
+                             f" score (a correlation leaves such a row out; resampling cannot)")
+
+
 ROW_PAIRS = 4_000_000  # rows with at most this many pairs in all take the vectorized Kendall path
 
 
@@ -177,11 +198,15 @@ def row_values(statistic: str, rows: Sequence[Tuple[np.ndarray, np.ndarray]], **
     variant = "acc23" if statistic == "accuracy" else options.get("variant", "b")
     lens = [len(g) for g, _ in rows]
     if statistic not in ("kendall", "accuracy") or variant == "c" or \
-            sum(n * (n - 1) // 2 for n in lens) > ROW_PAIRS or min(lens, default=2) < 2:
+            sum(n * (n - 1) // 2 for n in lens) > ROW_PAIRS or min(lens, default=0) < 2:
         return [STATISTICS[statistic](g, m, **options) for g, m in rows]
     epsilon = options.get("epsilon", 0.0)
     if epsilon < 0:
         raise UsageError(f"epsilon must be non-negative, got {epsilon}")
+    nan = [bool(np.isnan(g).any() or np.isnan(m).any()) for g, m in rows]
+    if any(nan):  # NaN rows are NaN; the others at once
+        values = iter(row_values(statistic, [r for r, bad in zip(rows, nan) if not bad], **options))
+        return [math.nan if bad else next(values) for bad in nan]
     y = np.concatenate([g for g, _ in rows]).astype(np.float64)
     x = np.concatenate([m for _, m in rows]).astype(np.float64)
     outcome, row = pair_outcomes(y, x, lens, epsilon)
@@ -275,12 +300,15 @@ def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[floa
     if not 0 < sample_rate <= 1:
         raise UsageError(f"sample_rate must be in (0, 1], got {sample_rate}")
     rng = random_state if random_state is not None else np.random.mtrand._rand
-    kept = [(g[k].astype(np.float64), m[k].astype(np.float64))
-            for g, m in zip(reshape(gold, num_sys, average_by), reshape(metric, num_sys, average_by))
-            for k in [np.array([a is not None and b is not None for a, b in zip(g, m)], dtype=bool)]]
-    i, j, row = pair_index([len(h) for h, _ in kept])
-    h = np.concatenate([h for h, _ in kept]) if kept else np.zeros(0)
-    x = np.concatenate([x for _, x in kept]) if kept else np.zeros(0)
+    if len(gold) != len(metric):
+        raise InputError(f"{len(gold)} human scores but {len(metric)} metric scores")
+    if num_sys < 1 or len(gold) % num_sys:
+        raise InputError(f"{len(gold)} scores do not split into {num_sys} systems")
+    keep = reshape(np.array([a is not None and b is not None for a, b in zip(gold, metric)], dtype=bool),
+                   num_sys, average_by).astype(bool)
+    h = reshape([0.0 if v is None else v for v in gold], num_sys, average_by).astype(np.float64)[keep]
+    x = reshape([0.0 if v is None else v for v in metric], num_sys, average_by).astype(np.float64)[keep]
+    i, j, row = pair_index(keep.sum(axis=1))  # positions kept, rows laid end to end
     if sample_rate < 1.0:  # one draw per pair in MTME's order (one call draws the same stream)
         chosen = rng.random_sample(len(i)) <= sample_rate
         i, j, row = i[chosen], j[chosen], row[chosen]
@@ -292,41 +320,38 @@ def kendall_with_ties_opt(gold: Sequence[Optional[float]], metric: Sequence[floa
                         [Pair.BOTH_TIED, Pair.HUMAN_TIE, Pair.METRIC_TIE, Pair.CONCORDANT], default=Pair.DISCORDANT)
     tie = np.where(human_tie, Pair.BOTH_TIED, Pair.METRIC_TIE)
     d = np.abs(x[i] - x[j])
-    present, row = np.unique(row, return_inverse=True)  # rows with pairs, in order (MTME's dict order)
-    initial = row_counts(row, outcome, len(present))
-    # Each pair in order of its difference (stable, as sorted()) turns into a tie: its row's counts
-    # before and after, from per-row running sums of the changes.
+    starts = np.r_[True, row[1:] != row[:-1]]  # rows with pairs, in order (MTME's dict order); row is sorted
+    row = np.cumsum(starts) - 1
+    rows_count = int(starts.sum())
+    # tau = w . counts / pairs of the row (both variants are linear): track each row's integer numerator.
+    # Each pair in order of its difference (stable, as sorted()) turns into a tie; its row's numerator before
+    # and after comes from per-row running sums of the changes.
+    w = np.array(LINEAR[variant], dtype=np.int64)
+    pairs = np.bincount(row, minlength=rows_count).astype(np.float64)
+    initial = np.bincount(row, weights=w[outcome], minlength=rows_count).astype(np.int64)
     order = np.argsort(d, kind="stable")
-    step = np.zeros((len(d), len(Pair)), dtype=np.int64)
-    step[np.arange(len(d)), tie[order]] += 1
-    step[np.arange(len(d)), outcome[order]] -= 1
-    by_row = np.lexsort((np.arange(len(d)), row[order]))  # steps grouped by row, in step order
-    running = np.cumsum(step[by_row], axis=0)
-    row_sorted = row[order][by_row]
-    firsts = np.flatnonzero(np.r_[True, row_sorted[1:] != row_sorted[:-1]])
-    running -= np.repeat(running[firsts] - step[by_row][firsts], np.diff(np.r_[firsts, len(d)]), axis=0)
-    after = np.empty_like(step)
+    r = row[order]
+    change = w[tie[order]] - w[outcome[order]]
+    by_row = np.argsort(r.astype(np.uint16) if rows_count <= 1 << 16 else r, kind="stable")  # grouped by row,
+    # in step order (a stable sort of 16-bit keys is a radix sort)
+    running = np.cumsum(change[by_row])
+    firsts = np.flatnonzero(np.r_[True, r[by_row][1:] != r[by_row][:-1]])
+    running -= np.repeat(running[firsts] - change[by_row][firsts], np.diff(np.r_[firsts, len(d)]))
+    after = np.empty_like(change)
     after[by_row] = running
-    after += initial[row[order]]
-
-    def tau(c: np.ndarray) -> np.ndarray:
-        return taus_from_counts(c, variant)
-
-    old, new = tau(after - step).tolist(), tau(after).tolist()
-    # MTME's running sum, in its order and its floating-point steps, so the arg-max (and ties between
-    # thresholds) is the same
-    total_tau = sum(tau(initial).tolist())
-    rows_count = len(present)
-    running_taus = []
-    for a, b in zip(old, new):
-        total_tau -= a
-        total_tau += b
-        running_taus.append(total_tau / rows_count)
+    after += initial[r]
+    # MTME's running sum -- start, then "-= old tau, += new tau" per step -- in its floating-point steps
+    # (a cumulative sum adds left to right; integer numerator / pairs is the float taus_from_counts gives),
+    # so the arg-max (and ties between thresholds) is the same
+    steps = np.empty(2 * len(d) + 1)
+    steps[0] = sum((initial / pairs).tolist())
+    steps[1::2], steps[2::2] = -((after - change) / pairs[r]), after / pairs[r]
+    running_taus = np.cumsum(steps)[2::2] / rows_count
     ordered = d[order]
     last = np.flatnonzero(np.r_[ordered[1:] != ordered[:-1], True])  # the last step of each run of equal d
-    thresholds = [0.0] + ordered[last].tolist()
-    taus = [sum(tau(initial).tolist()) / rows_count] + [running_taus[k] for k in last]
+    thresholds = np.r_[0.0, ordered[last]]
+    taus = np.r_[steps[0] / rows_count, running_taus[last]]
     if len(last) and thresholds[1] == 0.0:  # pairs already tied update the threshold-0 entry itself
-        del thresholds[0], taus[0]
+        thresholds, taus = thresholds[1:], taus[1:]
     best = int(np.nanargmax(taus))
     return float(taus[best]), float(thresholds[best])

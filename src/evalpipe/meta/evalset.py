@@ -6,14 +6,15 @@
 LEVEL is ``sys``, ``domain``, ``doc`` or ``seg``.  Score files have lines ``SYS SCORE`` (domain
 files: ``DOMAIN SYS SCORE``); ``None`` marks a missing human score.  Every malformed line raises
 :class:`EvalSetError` naming the file and line.  Without a documents file the set has one domain and
-one document, both called ``all``.
+one document, both called ``all``.  Human score files are read when the set is opened; a metric's score
+file when its scores are first asked for (a set may hold hundreds; a command reads the ones it uses).
 """
 from __future__ import annotations
 
 import glob
 import itertools
 import os
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
 from evalpipe.corpus import read_lines
 from evalpipe.errors import InputError, UsageError
@@ -52,6 +53,29 @@ def parse_score_lines(lines: Sequence[str], path: str, domains: Optional[Sequenc
                 raise EvalSetError(f"{path}, line {number}: unknown domain {domain!r}; expected one of {list(domains)}")
             scores.setdefault(system, [None] * len(domains))[list(domains).index(domain)] = score
     return scores
+
+
+class ScoreFiles(Mapping):
+    """``{scorer: {system: scores}}`` of one level: every name known up front, each file read and checked
+    on first use (and kept)."""
+
+    def __init__(self, read: Callable[[str], Dict[str, List[Optional[float]]]]) -> None:
+        self._read, self._paths, self._scores = read, {}, {}  # type: ignore[var-annotated]
+
+    def add(self, scorer: str, path: str) -> None:
+        self._paths[scorer] = path
+        self._scores.pop(scorer, None)  # a file written again is read again
+
+    def __getitem__(self, scorer: str) -> Dict[str, List[Optional[float]]]:
+        if scorer not in self._scores:
+            self._scores[scorer] = self._read(self._paths[scorer])
+        return self._scores[scorer]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 class EvalSet:
@@ -93,20 +117,23 @@ class EvalSet:
         self.sys_outputs: Dict[str, List[str]] = {}
         for path in sorted(glob.glob(os.path.join(self.dir, "system-outputs", lp, "*.txt"))):
             self.sys_outputs[os.path.basename(path)[:-4]] = self._aligned(path)
-        self.scores: Dict[str, Dict[str, Dict[str, List[Optional[float]]]]] = {lv: {} for lv in LEVELS}
+        self.scores: Dict[str, ScoreFiles] = {
+            lv: ScoreFiles(lambda path, lv=lv: self._checked(
+                read_score_file(path, self.domains if lv == "domain" else None), lv, path)) for lv in LEVELS}
         self.human_score_names = {self._add_score_file(path, os.path.basename(path)[len(lp) + 1:-6]) for path in
                                   sorted(glob.glob(os.path.join(self.dir, "human-scores", f"{lp}.*.score")))}
         self.metric_names: Set[str] = set()
         for path in sorted(glob.glob(os.path.join(self.dir, "metric-scores", lp, "*.score"))):
             self.add_metric_file(path)
 
-    def _add_score_file(self, path: str, stem: str) -> str:
-        """Read the scores of ``path``, named ``SCORER.LEVEL`` by ``stem``; return the scorer's name."""
+    def _add_score_file(self, path: str, stem: str, now: bool = True) -> str:
+        """Register ``path``, named ``SCORER.LEVEL`` by ``stem`` (read now, or on first use); return the scorer."""
         scorer, dot, level = stem.rpartition(".")
         if not dot or level not in LEVELS:
             raise EvalSetError(f"{path}: expected a name ending in .LEVEL.score with LEVEL one of {', '.join(LEVELS)}")
-        self.scores[level][scorer] = self._checked(
-            read_score_file(path, self.domains if level == "domain" else None), level, path)
+        self.scores[level].add(scorer, path)
+        if now:
+            self.scores[level].get(scorer)  # reads and checks it
         return scorer
 
     def _aligned(self, path: str) -> List[str]:
@@ -126,8 +153,8 @@ class EvalSet:
         return scores
 
     def add_metric_file(self, path: str) -> str:
-        """Read ``METRIC-REF.LEVEL.score`` and return the metric name."""
-        metric = self._add_score_file(path, os.path.basename(path)[:-6])
+        """Register ``METRIC-REF.LEVEL.score`` (read on first use) and return the metric name."""
+        metric = self._add_score_file(path, os.path.basename(path)[:-6], now=False)
         self.metric_names.add(metric)
         return metric
 

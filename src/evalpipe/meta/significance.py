@@ -25,7 +25,8 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import UsageError
-from evalpipe.meta.correlation import STATISTICS, Pair, groups, kendall_from_counts, pair_index, row_values
+from evalpipe.meta.correlation import (STATISTICS, Pair, groups, kendall_from_counts, pair_index, require_numbers,
+                                       row_values)
 from evalpipe.sufficient_stats.resample import assign_ranks
 
 
@@ -36,6 +37,7 @@ def _zscore(v: np.ndarray) -> np.ndarray:
 def _packed(gold, m1, m2, num_sys, average_by):
     g1 = groups(gold, m1, num_sys, average_by)
     g2 = groups(gold, m2, num_sys, average_by)
+    require_numbers(g1 + g2, "permutation test")
     lens = [len(g) for g, _ in g1]
     y = np.concatenate([g for g, _ in g1]) if g1 else np.zeros(0)
     s1 = _zscore(np.concatenate([m for _, m in g1]))
@@ -224,12 +226,14 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
                 if p < early_min or p > early_max:
                     break
         return {"p_value": large / i, "delta": delta, "trials": i}
-    W = np.random.default_rng(seed).integers(0, 2, size=(k, N)).astype(np.float64)
+    rng = np.random.default_rng(seed)
     diffs = np.empty(k)
     batch = max(1, min(k, 20_000_000 // max(N, 1)))
+    if statistic in ("kendall", "accuracy"):  # its per-trial tables are wider: fresh memory costs more than batches
+        batch = max(1, min(batch, 2_000_000 // max(N, 1)))
     tables = None
     for start in range(0, k, batch):
-        w = W[start:start + batch]
+        w = rng.integers(0, 2, size=(min(batch, k - start), N), dtype=np.int8).astype(np.float64)
         if statistic == "pearson":
             r1, r2 = _pearson_batch(w, y, s1, s2, starts, lens)
         elif statistic in ("kendall", "accuracy") and options.get("variant", "b") != "c":
@@ -291,6 +295,7 @@ def bootstrap_test(gold: Sequence[Optional[float]], metric1: Sequence[float], me
     fn = STATISTICS[statistic]
     rows = groups(gold, metric1, num_sys, average_by)
     rows2 = groups(gold, metric2, num_sys, average_by)
+    require_numbers(rows + rows2, "bootstrap test")
     rng = np.random.default_rng(seed)
     if average_by == "none":
         (g, a), (_, b) = rows[0], rows2[0]
