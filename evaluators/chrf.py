@@ -34,6 +34,7 @@ from evalpipe.evaluators.kernels import ngram_matches, text_units
 from evalpipe.evaluators.kernels.chrf_words import words_block, words_flat
 from evalpipe.evaluators.kernels.ngram_line import Counts, clipped
 from evalpipe.sufficient_stats.cache import LRUCache
+from evalpipe.errors import OptionError
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
 
@@ -58,9 +59,9 @@ class ChrF(Metric):
 
     name = "chrf"
     OPTIONS = {
-        "char_order": Option(int, 6, "character n-gram order", minimum=1),
+        "char_order": Option(int, 6, "character n-gram order (0: words only, with word_order)", minimum=0),
         "word_order": Option(int, 0, "word n-gram order (2 = chrF++)", minimum=0),
-        "beta": Option(int, 2, "recall weight beta", minimum=1),
+        "beta": Option(int, 2, "recall weight beta (0: precision only, as sacrebleu)", minimum=0),
         "lowercase": Option(bool, False, "lowercase before matching"),
         "whitespace": Option(bool, False, "keep whitespace in character n-grams"),
         "eps_smoothing": Option(bool, False, "chrF++.py-style epsilon smoothing"),
@@ -81,6 +82,8 @@ class ChrF(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
+        if o["char_order"] + o["word_order"] == 0:
+            raise OptionError(f"{self.name}: char_order and word_order are both 0: no n-gram to count")
         self._sacre = sb.metric("chrf", **{k: v for k, v in o.items() if k != "cache_size"})  # the options are sacrebleu's
         self._cache: LRUCache = LRUCache(o["cache_size"])
         self._block_index: Tuple[tuple, tuple] = ((), (None, None, {}))  # the last block's references, indexed
@@ -144,8 +147,8 @@ class ChrF(Metric):
             cached = self._block_index = (key, self._index([self._prepared(stream) for stream in refs]))
         chars_index, words_index, vocab = cached[1]
         hyp_texts = self._prepared(hyps)
-        if chars_index is None or (o["word_order"] and words_index is None):  # keys too wide: segment by segment
-            return [self.segment_stats(h, r) for h, r in zip(hyps, zip(*refs))]
+        if chars_index is None or (o["word_order"] and words_index is None):  # keys too wide (or char_order 0):
+            return [self.segment_stats(h, r) for h, r in zip(hyps, zip(*refs))]  # segment by segment
         columns: List[list] = [[] for _ in refs]
         units, lengths = self._char_units(hyp_texts)
         self._add_orders(chars_index.matches(units, lengths), lengths, chars_index.ref_lengths, columns)
@@ -181,7 +184,7 @@ class ChrF(Metric):
         o = self.options
         units = [self._char_units(stream) for stream in refs]
         lengths = np.column_stack([length for _, length in units])
-        chars_index = ngram_matches.build([u for u, _ in units], lengths, o["char_order"])
+        chars_index = ngram_matches.build([u for u, _ in units], lengths, o["char_order"]) if o["char_order"] else None
         vocab: dict = {}
         words_index = None
         if o["word_order"]:

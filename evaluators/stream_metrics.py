@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, List, Optional, Sequence, Tuple
 
-from evalpipe.errors import InputError
+from evalpipe.errors import InputError, Unscorable
 from evalpipe.evaluators.realign.stream_output import units_of
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
@@ -110,7 +110,7 @@ class SentenceMetric(Metric):
     def score_from_stats(self, stats: List[Any]) -> float:
         total, scored, skipped = stats
         if not scored:
-            raise InputError(f"{self.name}: no sentence could be scored ({skipped} skipped: no output, or no "
+            raise Unscorable(f"{self.name}: no sentence could be scored ({skipped} skipped: no output, or no "
                              f"emission times in the input)")
         return total / scored
 
@@ -289,7 +289,7 @@ class TalkMetric(Metric):
     def score_from_stats(self, stats: List[Any]) -> float:
         numerator, denominator = stats
         if not denominator:
-            raise InputError(f"{self.name}: {self.STATS_FIELDS[1]} is 0 over every talk")
+            raise Unscorable(f"{self.name}: {self.STATS_FIELDS[1]} is 0 over every talk")
         return numerator / denominator
 
 

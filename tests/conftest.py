@@ -63,6 +63,22 @@ def child_env() -> dict:
     return env
 
 
+def _hypothesis_profiles() -> None:
+    """Hypothesis profiles of every property and differential test: ``ci`` (the default: few examples, fast)
+    and ``long`` (``HYPOTHESIS_PROFILE=long``: thousands, run on demand; figures in the closing notes)."""
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # the suite without test extras skips those tests itself
+        return
+    quiet = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=quiet, derandomize=True)
+    settings.register_profile("long", max_examples=3000, deadline=None, suppress_health_check=quiet)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+_hypothesis_profiles()
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker more than half again the cores (3 on 2 cores).  Many tests wait on a subprocess,
     a server or a pipe, so a core would otherwise sit idle while its one worker waits."""

@@ -1,18 +1,17 @@
 """Property-based tests (Hypothesis) of the invariants that define evalpipe.
 
-Profiles: ``ci`` (the default: few examples, fast) and ``long`` (``HYPOTHESIS_PROFILE=long pytest
-tests/test_properties.py``: many examples, for a run on demand).
+Profiles (tests/conftest.py): ``ci`` (the default: few examples, fast) and ``long``
+(``HYPOTHESIS_PROFILE=long pytest tests/test_properties.py``: many examples, for a run on demand).
 """
 from __future__ import annotations
 
 import io
-import os
 import tempfile
 
 import pytest
 
 import sacrebleu
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from evalpipe import load_metric
@@ -26,9 +25,6 @@ from evalpipe.protocol.loop import serve
 from evalpipe.sufficient_stats import SimulHypothesis
 from evalpipe.sufficient_stats.vectors import format_stats, parse_stats, sum_stats
 
-settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("long", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 WORDS = st.sampled_from("the a cat dog sat on mat . , ! Haus ß é 猫 🙂 x y z 1 2".split())
 SENTENCE = st.lists(WORDS, min_size=0, max_size=12).map(" ".join)

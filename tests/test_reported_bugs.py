@@ -106,3 +106,77 @@ def test_client_round_trip_with_timeout():
     with Client("bleu", timeout=60) as client:
         stats = client.score("the cat sat", ["the cat sat down"])
         assert client.evaluate(stats) == sacrebleu.corpus_bleu(["the cat sat"], [["the cat sat down"]]).score
+
+
+# -- found by the differential tests (tests/test_differential.py), issue 26 ----------------------------------
+
+def test_chrf_orders_and_beta_sacrebleu_accepts_score_as_sacrebleu(tmp_path):
+    """``-o char_order=0`` (word n-grams only) crashed the C block kernel; ``beta=0`` was refused."""
+    hyps, refs = lines(SYSTEM)[:200], [lines(REF)[:200]]
+    (tmp_path / "hyp.txt").write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    (tmp_path / "ref.txt").write_text("".join(r + "\n" for r in refs[0]), encoding="utf-8")
+    for options, kwargs in ((["-o", "char_order=0", "-o", "word_order=2"], {"char_order": 0, "word_order": 2}),
+                            (["-o", "beta=0"], {"beta": 0})):
+        result = run("score-corpus", "-r", tmp_path / "ref.txt", "-m", "chrf", *options, "-f", "json",
+                     tmp_path / "hyp.txt")
+        assert result.returncode == 0, result.stderr
+        (row,) = json.loads(result.stdout)["results"]
+        assert row["score"] == sacrebleu.CHRF(**kwargs).corpus_score(hyps, refs).score
+    result = run("score-corpus", "-r", tmp_path / "ref.txt", "-m", "chrf", "-o", "char_order=0", tmp_path / "hyp.txt")
+    assert result.returncode != 0 and "char_order and word_order are both 0" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_correlate_with_a_nan_score_drops_the_row_as_scipy():
+    """A NaN metric score made Kendall count its pairs as discordant and Pearson clip NaN to 1.0; scipy
+    (MTME's rows) gives NaN, and the row leaves the average."""
+    scores = [line.split() for line in (NEWS / "metric-scores" / "en-de" / "BLEU-refA.sys.score").read_text().splitlines()]
+    scores = [[system, "nan" if system == "Facebook-AI" else value] for system, value in scores]
+    base = ["meta-eval", "correlate", "--root", NEWS.parent, "--test-set", NEWS.name, "-l", "en-de", "--level", "sys",
+            "-f", "json"]
+    stdin = "".join(f"{s} {v}\n" for s, v in scores)
+    for statistic in ("pearson", "spearman", "kendall"):
+        result = run(*base, "--statistic", statistic, stdin=stdin)
+        assert result.returncode == 0, result.stderr
+        doc = json.loads(result.stdout)
+        assert (doc["rows_averaged"], doc["correlation"]) == (0, 0.0), doc  # MTME's average of no row
+
+
+def test_significance_tests_name_a_nan_score():
+    scores = [line.split() for line in (NEWS / "metric-scores" / "en-de" / "BLEU-refA.sys.score").read_text().splitlines()]
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / NEWS.name
+        shutil.copytree(NEWS, root)
+        target = root / "metric-scores" / "en-de" / "BLEU-refA.sys.score"
+        target.write_text("".join(f"{s} {'nan' if s == 'Facebook-AI' else v}\n" for s, v in scores))
+        for test in ("permutation", "bootstrap", "pairwise"):
+            result = run("meta-eval", "compare", "--root", tmp, "--test-set", NEWS.name, "-l", "en-de", "--level", "sys",
+                         "--test", test, "-k", "20", *(["--statistic", "accuracy"] if test == "pairwise" else []),
+                         "BLEU-refA", "COMET-refA")
+            assert result.returncode == 1 and "needs numbers: row 1 holds a NaN metric score" in result.stderr, \
+                result.stderr
+            assert "Traceback" not in result.stderr
+
+
+def test_stream_score_reports_an_undefined_latency_beside_the_others(tmp_path):
+    """Every word emitted after its recording ended: OmniSTEval's YAAL is NaN and its AL a number; evalpipe
+    stopped the whole run with one error.  Now YAAL is null with a note (a warning on stderr), the rest as
+    usual, exit 0; a run where nothing at all is defined still exits 1 with one line."""
+    from streamlogs import write_case
+
+    case = write_case(tmp_path, [("talk0", ["s", "s", "s"], ["Die", "Die", "Die"], ["", "", "Die"],
+                                  ["Die", "Die", "Die"])], "word", 0, chunk=0.3, retract=0.0, lag=1)
+    base = ["stream", "score", "--log-file", case["log"], "-a", case["audio"], "-r", case["ref"], "--eval-config",
+            case["config"]]
+    result = run(*base, "-f", "json")
+    assert result.returncode == 0, result.stderr
+    scores = {r["metric"]: r for r in json.loads(result.stdout)["results"]}
+    assert scores["long_yaal"]["score"] is None and "no sentence could be scored" in scores["long_yaal"]["note"]
+    assert scores["long_al"]["score"] > 0 and "undefined long_yaal" in result.stderr
+    text = run(*base)
+    assert text.returncode == 0 and "n/a" in text.stdout
+    only = run(*base, "-m", "long_yaal")
+    assert only.returncode == 1 and only.stderr.strip().endswith("emission times in the input)"), only.stderr

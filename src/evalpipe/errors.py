@@ -40,6 +40,11 @@ class InputError(EvalpipeError, ValueError):
         self.source, self.line = source, line
 
 
+class Unscorable(InputError):
+    """A metric with nothing to score in this input (every sentence skipped): its value is undefined here.
+    Where several metrics are reported, the others still are (this one as undefined, with this message)."""
+
+
 class StatsError(InputError):
     """A stats vector of the wrong length or with values a metric cannot score."""
 

@@ -25,7 +25,7 @@ class Result:
 
     system: str
     metric: str
-    score: float
+    score: Optional[float]  # None: undefined on this input (``note`` says why)
     signature: str
     ci: Optional[List[float]] = None
     mean: Optional[float] = None
@@ -38,6 +38,8 @@ class Result:
     higher_is_better: bool = True
     #: what tables call the metric (sacrebleu's name for its metrics: BLEU, chrF2, chrF2++, TER)
     label: str = ""
+    #: why ``score`` is None
+    note: Optional[str] = None
 
 
 def sentences_json(records: List[Dict[str, Any]]) -> str:
@@ -63,7 +65,7 @@ def to_tsv(results: List[Result]) -> str:
     lines = ["\t".join(cols)]
     for r in results:
         low, high = r.ci if r.ci else ("", "")
-        vals = [r.system, r.metric, repr(r.score), low, high, "" if r.p_value is None else r.p_value, r.runs,
+        vals = [r.system, r.metric, "" if r.score is None else repr(r.score), low, high, "" if r.p_value is None else r.p_value, r.runs,
                 "" if r.sd_runs is None else r.sd_runs, "" if r.sd_bootstrap is None else r.sd_bootstrap, r.signature]
         lines.append("\t".join(map(str, vals)))
     return "\n".join(lines)
@@ -77,6 +79,8 @@ def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any
     cell: Dict[tuple, Result] = {(r.system, r.metric): r for r in results}
 
     def show(r: Result) -> str:
+        if r.score is None:
+            return "n/a"
         text = f"{r.score:.{width}f}"
         if r.runs > 1 and r.sd_runs is not None:
             text += f" (sd {r.sd_runs:.{width}f})"
@@ -108,6 +112,8 @@ def to_metric_table(results: List[Result], width: int) -> str:
     cell: Dict[tuple, Result] = {(r.system, r.metric): r for r in results}
 
     def show(r: Result) -> str:
+        if r.score is None:
+            return "n/a"
         text = f"{r.score:.{width}f}"
         if r.ci:
             text += f" [{r.ci[0]:.{width}f}, {r.ci[1]:.{width}f}]"

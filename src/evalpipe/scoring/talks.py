@@ -9,13 +9,14 @@ several systems; the first is the baseline of ``paired``.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from evalpipe.engines.base import Engine, Job
-from evalpipe.errors import UsageError
+from evalpipe.errors import Unscorable, UsageError
 from evalpipe.inputs import Talks
 from evalpipe.registry import MetricSpec
 from evalpipe.scoring.pipeline import extend_signature
@@ -24,6 +25,8 @@ from evalpipe.sufficient_stats import resample
 from evalpipe.sufficient_stats.combine import BundleSpec
 from evalpipe.sufficient_stats.talks import Talk
 from evalpipe.sufficient_stats.vectors import partial_sum
+
+log = logging.getLogger(__name__)
 
 #: what each anchor reports, by resegmenter (the default metrics)
 DEFAULT_METRICS = {
@@ -81,22 +84,33 @@ def score_talks(systems: Sequence[Tuple[str, Iterable[Tuple[int, Talk]]]], specs
         extra.update(bs=trials, seed=str(seed).lower())
     results: List[Result] = []
     boots: Dict[Tuple[int, int], np.ndarray] = {}
+    undefined: List[Unscorable] = []
     for index, ((name, _), matrix, table) in enumerate(zip(systems, matrices, tables)):
         total = partial_sum(table, bundle.num_stats).finish() if table else [0] * bundle.num_stats
         for k, (metric, part) in enumerate(zip(bundle.metrics, bundle.parts(total))):
-            score = metric.score(list(part))
-            result = Result(system=name, metric=specs[k].name, score=score, run_scores=[score],
+            try:
+                score: Optional[float] = metric.score(list(part))
+                note = None
+            except Unscorable as exc:  # undefined on this input (every sentence skipped): reported as such
+                score, note = None, str(exc)
+                undefined.append(exc)
+            result = Result(system=name, metric=specs[k].name, score=score, run_scores=[] if score is None else [score],
                             signature=extend_signature(metric.signature(1), **extra),
                             baseline=paired and index == 0, higher_is_better=metric.higher_is_better,
-                            label=metric.display_name())
-            if counts is not None:
+                            label=metric.display_name(), note=note)
+            if score is not None and counts is not None:
                 mine = boots[(index, k)] = resample.row_scorer(metric)(counts @ matrix[:, bundle.slices[k]])
                 if confidence:
                     result.mean, low, high = resample.confidence_interval(mine)
                     result.ci = [low, high]
-                if paired and index > 0:
+                if paired and index > 0 and (0, k) in boots:
                     result.p_value = resample.paired_bootstrap(results[k].score, score, boots[(0, k)], mine)
             results.append(result)
+    if undefined and all(r.score is None for r in results):
+        raise undefined[0]  # nothing to report: one line says why
+    for r in results:
+        if r.note:
+            log.warning("%s: undefined %s", r.system, r.note)
     header = {"talks": n, "test": {"type": "bs" if paired else None, "trials": trials or None, "seed": seed,
                                    "unit": "talk"}}
     return results, header
