@@ -190,6 +190,48 @@ class BLEU(Metric):
         lengths = np.column_stack([counts for _, counts in laid])
         return ngram_matches.build([units for units, _ in laid], lengths, self._order), vocab
 
+    def pairwise_rows(self, candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]],
+                      aggregate: bool = False) -> Any:
+        """Minimum Bayes risk: the stats row of every candidate against every pseudo-reference of its segment
+        (candidate-major, segments in order), each pseudo-reference a single reference; counted by the
+        ``pairwise_ngrams`` kernel on word ids.  With ``aggregate``: one float row per candidate against the
+        mean n-gram counts and the mean length of the segment's pseudo-references (DeNero et al., 2009)."""
+        import numpy as np
+
+        from evalpipe.evaluators.formulas.pairs import candidate_segments, pair_layout, pair_sentences
+        from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams
+
+        texts, hyps, refs = pair_layout(candidates, pseudo_references)
+        if self.options["tokenize"] == "13a":
+            units, lengths = self._ids_13a(texts, tokenize_13a.vocabulary(), grow=True)
+        else:
+            tokens, counts = self._flat_tokens(texts)
+            units, lengths = ngram_matches.flat_word_units(tokens, {}), np.asarray(counts, dtype=np.int64)
+        starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        order = self._order
+        if aggregate:
+            segment = candidate_segments(hyps)
+            h = np.concatenate([np.arange(a, b) for a, b in zip(hyps[0::2], hyps[1::2])] + [np.zeros(0, np.int64)])
+            found = pairwise_ngrams.aggregate(units, starts, hyps, refs, order)
+            ref_len = np.array([lengths[a:b].mean() if b > a else 0.0 for a, b in zip(refs[0::2], refs[1::2])])[segment]
+        else:
+            h, r = pair_sentences(hyps, refs)
+            found = pairwise_ngrams.pairwise(units, starts, hyps, refs, order)
+            ref_len = lengths[r]
+        totals = [ngram_matches.ngram_totals(lengths[h], n) for n in range(1, order + 1)]
+        rows = np.column_stack([lengths[h], ref_len, found] + totals) if len(h) else np.zeros((0, 2 + 2 * order))
+        return rows.astype(np.float64 if aggregate else np.int64)
+
+    def sentence_scores(self, rows: Any) -> Any:
+        """BLEU of every row of integer stats, each equal to :meth:`score` of it to the last bit (the
+        ``pairwise_ngrams`` kernel's ``bleu``, sacrebleu's steps with the C library's exp and log)."""
+        from evalpipe.evaluators.kernels import pairwise_ngrams
+
+        o = self.options
+        value = o["smooth_value"] if o["smooth_value"] is not None else {"floor": 0.1, "add-k": 1}.get(
+            o["smooth_method"], 0.0)
+        return pairwise_ngrams.bleu(rows, self._order, o["smooth_method"], value, o["effective_order"])
+
     def score_from_stats(self, stats: List[Any]) -> float:
         """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""
         n = self._order

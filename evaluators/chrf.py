@@ -30,7 +30,8 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.evaluators import sacrebleu_api as sb
-from evalpipe.evaluators.kernels import ngram_matches, text_units
+from evalpipe.evaluators.formulas.pairs import candidate_segments, pair_layout, pair_sentences
+from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams, text_units
 from evalpipe.evaluators.kernels.chrf_words import words_block, words_flat
 from evalpipe.evaluators.kernels.ngram_line import Counts, clipped
 from evalpipe.sufficient_stats.cache import LRUCache
@@ -208,6 +209,50 @@ class ChrF(Metric):
             for k in range(found.shape[1]):
                 ref_total = ngram_matches.ngram_totals(ref_lengths[:, k], n)
                 columns[k] += [np.where(ref_total > 0, hyp_total, 0), ref_total, found[:, k]]
+
+    def pairwise_rows(self, candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]],
+                      aggregate: bool = False) -> np.ndarray:
+        """Minimum Bayes risk: the stats row of every candidate against every pseudo-reference of its segment
+        (candidate-major, segments in order; int64), or with ``aggregate`` against the mean n-gram counts of the
+        segment's pseudo-references (one float row per candidate: matches ``min(count, mean count)``, reference
+        totals the mean totals; Vamvas & Sennrich, 2024).  Counted by the ``pairwise_ngrams`` kernel."""
+        o = self.options
+        texts, hyps, refs = pair_layout(candidates, pseudo_references)
+        texts = self._prepared(texts)
+        blocks = []
+        if o["char_order"]:
+            units, lengths = self._char_units(texts)
+            blocks.append((units, lengths, o["char_order"]))
+        if o["word_order"]:
+            words = self._words(texts)
+            blocks.append((ngram_matches.word_units(words, {}), ngram_matches.lengths_of(words), o["word_order"]))
+        if aggregate:
+            segment = candidate_segments(hyps)
+            h = np.concatenate([np.arange(a, b) for a, b in zip(hyps[0::2], hyps[1::2])] + [np.zeros(0, np.int64)])
+        else:
+            h, r = pair_sentences(hyps, refs)
+        columns = []
+        for units, lengths, order in blocks:
+            lengths = np.asarray(lengths, dtype=np.int64)
+            starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+            if aggregate:
+                found = pairwise_ngrams.aggregate(units, starts, hyps, refs, order)
+                per_ref = [np.array([ngram_matches.ngram_totals(lengths[a:b], n).mean() if b > a else 0.0
+                                     for a, b in zip(refs[0::2], refs[1::2])]) for n in range(1, order + 1)]
+                for n in range(1, order + 1):
+                    ref_total = per_ref[n - 1][segment]
+                    hyp_total = ngram_matches.ngram_totals(lengths[h], n)
+                    columns += [np.where(ref_total > 0, hyp_total, 0), ref_total, found[:, n - 1]]
+            else:
+                found = pairwise_ngrams.pairwise(units, starts, hyps, refs, order)
+                for n in range(1, order + 1):
+                    ref_total = ngram_matches.ngram_totals(lengths[r], n)
+                    columns += [np.where(ref_total > 0, ngram_matches.ngram_totals(lengths[h], n), 0), ref_total,
+                                found[:, n - 1]]
+        width = 3 * (o["char_order"] + o["word_order"])
+        if not columns or not len(columns[0]):
+            return np.zeros((0, width), dtype=np.float64 if aggregate else np.int64)
+        return np.column_stack(columns).astype(np.float64 if aggregate else np.int64)
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """chrF (0-100) from summed stats, by ``sacrebleu.CHRF``."""

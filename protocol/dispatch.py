@@ -37,13 +37,17 @@ class Dispatcher:
     (the signature's ``nrefs``)."""
 
     def __init__(self, metric: Any, dialect: str = "meteor", strict_stats: bool = False, scale: float = 1.0,
-                 forms: Optional[Dict[str, Callable[[Any, str], List[Any]]]] = None) -> None:
+                 forms: Optional[Dict[str, Callable[[Any, str], List[Any]]]] = None,
+                 verbs: Optional[Dict[str, Callable[[Any, List[str]], List[str]]]] = None) -> None:
         """``forms``: extra SCORE forms a front end adds, ``SCORE ||| KEYWORD ||| PAYLOAD`` answered by
-        ``forms[KEYWORD](metric, PAYLOAD)`` (a stats vector); ``evalpipe serve --talks`` adds ``talk``."""
+        ``forms[KEYWORD](metric, PAYLOAD)`` (a stats vector); ``evalpipe serve --talks`` adds ``talk``.
+        ``verbs``: extra requests ``VERB ||| field ||| ...`` answered by ``verbs[VERB](metric, fields)`` (reply
+        lines); ``evalpipe serve`` adds ``MBR`` (:mod:`evalpipe.mbr.protocol`)."""
         if dialect not in DIALECTS:
             raise InputError(f"expected a dialect among {', '.join(DIALECTS)}, got {dialect!r}")
         self.metric, self.dialect, self.strict_stats, self.scale = metric, dialect, strict_stats, scale
         self.forms = dict(forms or {})
+        self.verbs = {verb.upper(): answer for verb, answer in (verbs or {}).items()}
         self.reference_counts: Set[int] = set()
         # Replies to SCORE lines seen before, by the request line as it came (an n-best list repeats
         # hypotheses): a SCORE reply depends on nothing but its line.  Oldest first out.
@@ -90,8 +94,10 @@ class Dispatcher:
             return self._evaluate(fields), False
         if command == "INFO":
             return [f"{self.metric.signature(self.nrefs())} ||| {' '.join(self.metric.stats_fields)}"], False
+        if command in self.verbs:
+            return self.verbs[command](self.metric, fields), False
         shown = text if len(text) <= 60 else text[:57] + "..."
-        raise InputError(f"expected a request starting with {', '.join(COMMANDS)}; got {shown!r}")
+        raise InputError(f"expected a request starting with {', '.join(COMMANDS + tuple(self.verbs))}; got {shown!r}")
 
     def _evaluate(self, fields: List[str]) -> List[str]:
         if not fields or not any(fields):

@@ -66,13 +66,14 @@ def _arrivals(instream: BinaryIO, limit: int) -> Iterator[List[Union[bytes, int]
 
 def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO, dialect: str = "meteor",
           strict_stats: bool = False, on_error: str = "reply", scale: float = 1.0,
-          max_line_bytes: int = MAX_LINE_BYTES, forms: Optional[Dict[str, Any]] = None) -> int:
+          max_line_bytes: int = MAX_LINE_BYTES, forms: Optional[Dict[str, Any]] = None,
+          verbs: Optional[Dict[str, Any]] = None) -> int:
     """Serve requests from ``instream`` until it ends; return the number of requests served.  A request
     line longer than ``max_line_bytes`` gets an error reply without being held in memory.  ``forms``:
-    extra SCORE forms (:class:`~evalpipe.protocol.dispatch.Dispatcher`)."""
+    extra SCORE forms, ``verbs`` extra requests (:class:`~evalpipe.protocol.dispatch.Dispatcher`)."""
     if on_error not in ("reply", "exit"):
         raise InputError(f"expected on_error reply or exit, got {on_error!r}")
-    dispatcher = Dispatcher(metric, dialect, strict_stats, scale, forms)
+    dispatcher = Dispatcher(metric, dialect, strict_stats, scale, forms, verbs)
     handle = dispatcher.handle
     served = 0
     for arrived in _arrivals(instream, max_line_bytes):

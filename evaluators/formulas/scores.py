@@ -53,6 +53,15 @@ def bleu_scores(sums: np.ndarray, max_order: int, smooth_method: str, smooth_val
     return np.where(nothing, 0.0, score)
 
 
+def _left_to_right(columns: np.ndarray) -> np.ndarray:
+    """Row sums added column by column, as sacrebleu's loop adds them (``ndarray.sum`` adds 8 or more
+    columns in another order, which changes the last bit)."""
+    total = np.zeros(len(columns))
+    for k in range(columns.shape[1]):
+        total = total + columns[:, k]
+    return total
+
+
 def chrf_scores(sums: np.ndarray, order: int, beta: float, eps_smoothing: bool) -> np.ndarray:
     """chrF of every row of ``sums`` (per order: hyp, ref, match)."""
     sums = np.asarray(sums, dtype=np.float64)
@@ -65,11 +74,11 @@ def chrf_scores(sums: np.ndarray, order: int, beta: float, eps_smoothing: bool) 
         denom = factor * prec + rec
         per_order = np.where(denom > 0, (1 + factor) * prec * rec / np.where(denom > 0, denom, 1), eps)
     if eps_smoothing:
-        return 100 * per_order.sum(axis=1) / order
+        return 100 * _left_to_right(per_order) / order
     effective = (hyp > 0) & (ref > 0)
     n_eff = effective.sum(axis=1)
-    avg_prec = np.where(effective, prec, 0.0).sum(axis=1)
-    avg_rec = np.where(effective, rec, 0.0).sum(axis=1)
+    avg_prec = _left_to_right(np.where(effective, prec, 0.0))
+    avg_rec = _left_to_right(np.where(effective, rec, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         avg_prec = np.where(n_eff > 0, avg_prec / np.where(n_eff > 0, n_eff, 1), 0.0)
         avg_rec = np.where(n_eff > 0, avg_rec / np.where(n_eff > 0, n_eff, 1), 0.0)

@@ -10,6 +10,7 @@ text units         ``text_units.c``      :mod:`.text_units` (chrF's characters),
 n-gram matches     ``ngram_matches.c``   :mod:`.ngram_matches` (a block; the reference is numpy)
 one-line matches   ``ngram_matches.c``   :mod:`.ngram_line` (one segment; the reference is dicts)
 Tercom edits       ``tercom.c``          :mod:`.tercom` (TER's edit count on word ids)
+MBR pair matches   ``pairwise_ngrams.c`` :mod:`.pairwise_ngrams` (every candidate x pseudo-reference)
 =================  ====================  ======================================================
 
 (:mod:`.flat_lines` is the block layout the tokenizers share.)  One switch picks the implementation:

@@ -29,6 +29,7 @@ COMMANDS = {
     "stream": "evalpipe.cli.stream:stream_group",
     "meta-eval": "evalpipe.cli.meta_eval:meta_eval_group",
     "tune": "evalpipe.cli.tune:tune",
+    "mbr": "evalpipe.cli.mbr:mbr_command",
 }
 
 

@@ -14,6 +14,13 @@ from evalpipe.protocol.loop import MAX_LINE_BYTES, serve as serve_loop
 from evalpipe.registry import metric_specs, parse_key_values
 
 
+def _mbr(metric, fields):
+    """``MBR ||| ...`` requests (imported on the first one: serving SCORE / EVAL does not load numpy)."""
+    from evalpipe.mbr.protocol import reply
+
+    return reply(metric, fields)
+
+
 @click.command(cls=Command)
 @click.argument("metric")
 @opt.metric_options("metric option (METRIC.KEY=VALUE for one member of a combination; repeat)")
@@ -32,7 +39,7 @@ from evalpipe.registry import metric_specs, parse_key_values
 @opt.verbose()
 def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats: bool, score_scale: float,
           max_line_bytes: int, talks: bool, verbose: bool) -> None:
-    """Serve METRIC over the line protocol (SCORE / EVAL / INFO requests).
+    """Serve METRIC over the line protocol (SCORE / EVAL / INFO / MBR requests).
 
     METRIC is an installed metric (see `evalpipe list`), a module:Class path, or a combination
     such as bleu-ter or 0.7*bleu+0.3*chrf.  EVAL with n >= 2 vectors answers n scores and then
@@ -45,7 +52,7 @@ def serve(metric: str, options: tuple, dialect: str, on_error: str, strict_stats
         from evalpipe.stream.talk_request import FORMS as forms
     with suppress(KeyboardInterrupt):
         serve_loop(spec.build(), sys.stdin.buffer, sys.stdout.buffer, dialect, strict_stats, on_error, score_scale,
-                   max_line_bytes, forms)
+                   max_line_bytes, forms, {"MBR": _mbr})
     # A reader that closed the pipe must not turn into a traceback at interpreter exit.
     try:
         sys.stdout.flush()

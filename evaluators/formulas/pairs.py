@@ -1,0 +1,57 @@
+"""The layout of minimum Bayes risk pairs: every candidate of a segment against every pseudo-reference.
+
+Segments are laid end to end as sentences -- each segment's candidates, then its pseudo-references unless
+they are the candidates themselves (self-MBR: the same list object, or an equal one) -- with, per segment,
+the candidates' and the pseudo-references' sentence ranges.  Pairs are candidate-major within a segment,
+segments in order; :func:`pair_sentences` gives each pair's two sentence numbers.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+import numpy as np
+
+
+def pair_layout(candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]]
+                ) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """(sentences end to end, candidate ranges ``hyps[g]..hyps[g+1]``, pseudo-reference ranges ``refs``)."""
+    if len(candidates) != len(pseudo_references):
+        raise ValueError(f"{len(candidates)} segments of candidates but {len(pseudo_references)} of "
+                         f"pseudo-references")
+    texts: List[str] = []
+    hyps = np.zeros(2 * len(candidates), dtype=np.int64)
+    refs = np.zeros(2 * len(candidates), dtype=np.int64)
+    for g, (cands, pseudo) in enumerate(zip(candidates, pseudo_references)):
+        hyps[2 * g] = len(texts)
+        texts.extend(cands)
+        hyps[2 * g + 1] = len(texts)
+        if pseudo is cands or list(pseudo) == list(cands):
+            refs[2 * g], refs[2 * g + 1] = hyps[2 * g], hyps[2 * g + 1]
+        else:
+            refs[2 * g] = len(texts)
+            texts.extend(pseudo)
+            refs[2 * g + 1] = len(texts)
+    return texts, hyps, refs
+
+
+def ranges(bounds: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Flat (start, end) pairs as the kernels' G + 1 form is not enough for gaps: (starts, ends) arrays."""
+    return bounds[0::2], bounds[1::2]
+
+
+def pair_sentences(hyps: np.ndarray, refs: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(candidate sentence, pseudo-reference sentence) of every pair, candidate-major, segments in order."""
+    h_lo, h_hi = ranges(hyps)
+    r_lo, r_hi = ranges(refs)
+    n_h, n_r = h_hi - h_lo, r_hi - r_lo
+    per = n_h * n_r
+    seg = np.repeat(np.arange(len(n_h)), per)
+    k = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
+    n_r_of = n_r[seg]
+    return h_lo[seg] + k // np.maximum(n_r_of, 1), r_lo[seg] + k % np.maximum(n_r_of, 1)
+
+
+def candidate_segments(hyps: np.ndarray) -> np.ndarray:
+    """The segment of every candidate, in order."""
+    h_lo, h_hi = ranges(hyps)
+    return np.repeat(np.arange(len(h_lo)), h_hi - h_lo)

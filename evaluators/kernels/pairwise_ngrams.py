@@ -1,0 +1,148 @@
+"""Clipped n-gram matches of every candidate against every pseudo-reference of its segment (minimum Bayes
+risk decoding), or against the mean of the pseudo-references' n-gram counts (reference aggregation).
+
+C: ``pairwise_ngrams.c`` (``_pairwise_ngrams``); this module is the facade and the Python reference
+(``collections.Counter`` of n-gram tuples), which gives the same numbers -- the aggregate's float sums in the
+same order -- and runs when the extension was not built or ``EVALPIPE_IMPLEMENTATION=python``.
+
+Layout: ``units`` holds S sentences' unit ids end to end (characters for chrF, word ids for chrF++'s words
+and BLEU), ``starts`` their S + 1 offsets; segment g's candidates are sentences ``hyps[2g] .. hyps[2g+1]-1`` and
+its pseudo-references ``refs[2g] .. refs[2g+1]-1`` (the same range for self-MBR), ``hyps`` and ``refs`` holding
+each segment's first and end sentence.
+
+* :func:`pairwise` -> int64 ``[pairs, order]``: per pair (candidate-major within a segment, segments in
+  order) and n = 1..order, sum over the candidate's n-grams of min(its count, the pseudo-reference's count).
+* :func:`aggregate` -> float64 ``[candidates, order]``: the same against the mean count of each n-gram over
+  the segment's pseudo-references (summed in reference order, then divided; 0 rows when it has none).
+* :func:`bleu` -> float64: the sentence BLEU of every int64 stats row ``[hyp_len, ref_len, correct_1..N,
+  total_1..N]``, computed as sacrebleu 2.x's ``compute_bleu`` does, step for step, with the C library's
+  ``exp``/``log`` (CPython's ``math`` calls them too): the same bits, where numpy's vectorized ``exp`` is
+  not always (it differs in the last bit for about 5% of arguments).
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import List, Sequence
+
+import numpy as np
+
+from evalpipe.evaluators.kernels import compiled
+
+
+def _arrays(units, starts, hyps, refs):
+    return tuple(np.ascontiguousarray(a, dtype=np.int64) for a in (units, starts, hyps, refs))
+
+
+def pairwise(units: Sequence[int], starts: Sequence[int], hyps: Sequence[int], refs: Sequence[int],
+             order: int) -> np.ndarray:
+    units, starts, hyps, refs = _arrays(units, starts, hyps, refs)
+    native = compiled("pairwise_ngrams")
+    pairs = int(((hyps[1::2] - hyps[0::2]) * (refs[1::2] - refs[0::2])).sum())
+    if native is not None:
+        return np.frombuffer(native.pairwise(units, starts, hyps, refs, order), dtype=np.int64).reshape(pairs, order)
+    return _pairwise_reference(units, starts, hyps, refs, order).reshape(pairs, order)
+
+
+def aggregate(units: Sequence[int], starts: Sequence[int], hyps: Sequence[int], refs: Sequence[int],
+              order: int) -> np.ndarray:
+    units, starts, hyps, refs = _arrays(units, starts, hyps, refs)
+    native = compiled("pairwise_ngrams")
+    rows = int((hyps[1::2] - hyps[0::2]).sum())
+    if native is not None:
+        return np.frombuffer(native.aggregate(units, starts, hyps, refs, order), dtype=np.float64).reshape(rows, order)
+    return _aggregate_reference(units, starts, hyps, refs, order).reshape(rows, order)
+
+
+def _counts(units: np.ndarray, starts: np.ndarray, k: int, order: int) -> List[Counter]:
+    u = units[starts[k]:starts[k + 1]].tolist()
+    return [Counter(tuple(u[p:p + n]) for p in range(len(u) - n + 1)) for n in range(1, order + 1)]
+
+
+def _check(units, starts, hyps, refs, order):
+    if order < 1 or len(starts) < 1 or len(hyps) != len(refs) or len(hyps) % 2 or starts[0] != 0 \
+            or starts[-1] != len(units) or (np.diff(starts) < 0).any():
+        raise ValueError("pairwise_ngrams: expected order >= 1, starts of S + 1 values and hyps, refs of 2 G values "
+                         "(each segment's first and end sentence)")
+    for lo, hi in ((hyps[0::2], hyps[1::2]), (refs[0::2], refs[1::2])):
+        if (lo < 0).any() or (lo > hi).any() or (hi > len(starts) - 1).any():
+            raise ValueError("pairwise_ngrams: each segment's hyps and refs must be ranges of sentence numbers")
+
+
+def _pairwise_reference(units, starts, hyps, refs, order) -> np.ndarray:
+    _check(units, starts, hyps, refs, order)
+    out: List[int] = []
+    for g in range(len(hyps) // 2):
+        cands = [_counts(units, starts, k, order) for k in range(hyps[2 * g], hyps[2 * g + 1])]
+        pseudo = [_counts(units, starts, k, order) for k in range(refs[2 * g], refs[2 * g + 1])]
+        for c in cands:
+            for r in pseudo:
+                out += [sum(min(v, r[n].get(key, 0)) for key, v in c[n].items()) for n in range(order)]
+    return np.array(out, dtype=np.int64)
+
+
+def _aggregate_reference(units, starts, hyps, refs, order) -> np.ndarray:
+    _check(units, starts, hyps, refs, order)
+    out: List[float] = []
+    for g in range(len(hyps) // 2):
+        cands = [_counts(units, starts, k, order) for k in range(hyps[2 * g], hyps[2 * g + 1])]
+        pseudo = [_counts(units, starts, k, order) for k in range(refs[2 * g], refs[2 * g + 1])]
+        if not pseudo:
+            out += [0.0] * (len(cands) * order)
+            continue
+        mean: List[dict] = [{} for _ in range(order)]
+        for r in pseudo:
+            for n in range(order):
+                for key, v in r[n].items():
+                    mean[n][key] = mean[n].get(key, 0.0) + float(v)
+        for n in range(order):
+            mean[n] = {key: v / len(pseudo) for key, v in mean[n].items()}
+        for c in cands:
+            for n in range(order):
+                m = 0.0
+                for key, v in c[n].items():
+                    m += min(float(v), mean[n].get(key, 0.0))
+                out.append(m)
+    return np.array(out, dtype=np.float64)
+
+
+SMOOTHING = {"none": 0, "floor": 1, "add-k": 2, "exp": 3}
+
+
+def bleu(rows: np.ndarray, order: int, smooth_method: str, smooth_value: float, effective_order: bool) -> np.ndarray:
+    rows = np.ascontiguousarray(rows, dtype=np.int64).reshape(-1, 2 + 2 * order)
+    native = compiled("pairwise_ngrams")
+    if native is not None:
+        return np.frombuffer(native.bleu(rows, order, SMOOTHING[smooth_method], float(smooth_value),
+                                         bool(effective_order)), dtype=np.float64)
+    return np.array([_bleu_reference(r, order, smooth_method, float(smooth_value), effective_order)
+                     for r in rows.tolist()], dtype=np.float64)
+
+
+def _bleu_reference(row: List[int], order: int, smooth_method: str, value: float, effective_order: bool) -> float:
+    sys_len, ref_len = float(row[0]), float(row[1])
+    correct, total = [float(v) for v in row[2:2 + order]], [float(v) for v in row[2 + order:]]
+    bp = (math.exp(1.0 - ref_len / sys_len) if sys_len > 0 else 0.0) if sys_len < ref_len else 1.0
+    if not any(correct):
+        return 0.0
+    precisions, mteval, eff = [0.0] * order, 1.0, order
+    for n in range(1, order + 1):
+        if smooth_method == "add-k" and n > 1:
+            correct[n - 1] += value
+            total[n - 1] += value
+        if total[n - 1] == 0:
+            break
+        if effective_order:
+            eff = n
+        if correct[n - 1] == 0:
+            if smooth_method == "exp":
+                mteval *= 2
+                precisions[n - 1] = 100.0 / (mteval * total[n - 1])
+            elif smooth_method == "floor":
+                precisions[n - 1] = 100.0 * value / total[n - 1]
+        else:
+            precisions[n - 1] = 100.0 * correct[n - 1] / total[n - 1]
+    log_sum = 0.0
+    for p in precisions[:eff]:
+        log_sum += math.log(p) if p != 0.0 else -9999999999.0
+    return bp * math.exp(log_sum / eff)

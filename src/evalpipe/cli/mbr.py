@@ -1,0 +1,133 @@
+"""``evalpipe mbr``: minimum Bayes risk selection of one candidate per segment (library: :mod:`evalpipe.mbr`)."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Sequence
+
+import click
+
+from evalpipe.cli import options as opt
+from evalpipe.cli.base import Command, setup_logging
+from evalpipe.errors import UsageError
+
+
+@click.command(cls=Command)
+@click.argument("system_files", nargs=-1, type=click.Path(dir_okay=False, exists=True))
+@click.option("--nbest", type=click.Path(dir_okay=False, exists=True),
+              help="candidates from a Moses n-best list (ID ||| text ||| features ||| score)")
+@click.option("--samples", type=click.Path(dir_okay=False, exists=True), metavar="FILE.jsonl",
+              help="candidates as JSON lines: a list of strings per segment, or {\"candidates\": [...], "
+                   "\"weights\": [...]} (weights over the pseudo-references)")
+@click.option("--pseudo-references", "pseudo_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.jsonl",
+              help="pseudo-references as JSON lines, a list of strings per segment (default: the candidates)")
+@click.option("-m", "--metric", "--metrics", "metric_name", default="chrf", show_default=True, metavar="NAME",
+              help="the utility metric: an installed name, module:Class or a combination")
+@opt.metric_options("metric option KEY=VALUE (repeat)")
+@click.option("--aggregate", is_flag=True,
+              help="reference aggregation: score each candidate against the pseudo-references' mean n-gram "
+                   "statistics (chrf, bleu)")
+@opt.fmt(["text", "json"], "text", "text: the chosen candidate of each segment, one per line; json: also every "
+                                   "candidate's expected utility")
+@opt.output("write the chosen candidates (text) or the JSON here instead of stdout")
+@opt.demo("choose among the 10 shipped WMT21 en-de systems (300 segments) with chrF and print the selection's "
+          "corpus BLEU and chrF against the reference beside the best single system and the oracle")
+@opt.verbose()
+def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options, aggregate, fmt, output, demo,
+                verbose) -> None:
+    """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
+
+    Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
+    --nbest or from --samples; give exactly one of the three.
+    """
+    setup_logging(verbose)
+    from evalpipe import mbr
+    from evalpipe.mbr import candidates as readers
+    from evalpipe.registry import metric_specs, parse_key_values
+
+    given = [name for name, value in (("system files", system_files), ("--nbest", nbest), ("--samples", samples))
+             if value]
+    if demo:
+        if given or pseudo_file:
+            raise UsageError("--demo chooses among the shipped systems: give no system files, --nbest, --samples "
+                             "or --pseudo-references")
+        return _demo(metric_name, options, aggregate)
+    if len(given) != 1:
+        raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
+                         f"(got {', '.join(given) or 'none'})")
+    weights = None
+    if system_files:
+        cands = readers.from_systems(system_files)
+    elif nbest:
+        cands = readers.from_nbest(nbest)
+    else:
+        cands, weights = readers.from_jsonl(samples)
+    pseudo = None
+    if pseudo_file:
+        pseudo, _ = readers.from_jsonl(pseudo_file, what="pseudo-references")
+        if len(pseudo) != len(cands):
+            raise UsageError(f"{pseudo_file} has {len(pseudo)} segments, the candidates {len(cands)}")
+    if weights is not None:
+        for g, (w, refs) in enumerate(zip(weights, pseudo or cands), 1):
+            if len(w) != len(refs):
+                raise UsageError(f"segment {g}: {len(w)} weights for {len(refs)} pseudo-references")
+    (spec,) = metric_specs([metric_name], parse_key_values(options))
+    metric = spec.build()
+    choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights)
+    if fmt == "json":
+        doc: Dict[str, Any] = {"metric": metric_name, "signature": metric.signature(1), "aggregate": aggregate,
+                               "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
+                                            for g, c in enumerate(choices)]}
+        if system_files:
+            doc["chosen_per_system"] = _counts(choices, system_files)
+        text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+    else:
+        text = "".join(c.text + "\n" for c in choices)
+    _emit(text, output)
+
+
+def _counts(choices: Sequence[Any], names: Sequence[str]) -> Dict[str, int]:
+    counts = {name: 0 for name in names}
+    for c in choices:
+        counts[names[c.index]] += 1
+    return counts
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    if output:
+        from evalpipe.corpus import write_atomically
+
+        write_atomically(output, text)
+    else:
+        click.echo(text, nl=False)
+
+
+def _demo(metric_name: str, options: tuple, aggregate: bool) -> None:
+    """The shipped systems: MBR selection against single systems and the per-segment oracle."""
+    import os
+
+    import sacrebleu
+
+    from evalpipe import mbr
+    from evalpipe.cli.score_corpus import demo_files
+    from evalpipe.corpus import read_lines
+    from evalpipe.mbr import candidates as readers
+    from evalpipe.registry import metric_specs, parse_key_values
+
+    (ref_file,), system_files = demo_files()
+    ref = read_lines(ref_file)
+    cands = readers.from_systems(system_files)
+    (spec,) = metric_specs([metric_name], parse_key_values(options))
+    choices = mbr.decode(spec.build(), cands, aggregate=aggregate)
+    rows: List[List[str]] = []
+    systems = {os.path.basename(p).rsplit(".", 1)[0]: [c[k] for c in cands] for k, p in enumerate(system_files)}
+    chrf = sacrebleu.CHRF()
+    oracle = [max(c, key=lambda h, r=r: chrf.sentence_score(h, [r]).score) for c, r in zip(cands, ref)]
+    best = max(systems, key=lambda s: sacrebleu.corpus_bleu(systems[s], [ref]).score)
+    for label, hyps in ((f"MBR ({metric_name}{', aggregated' if aggregate else ''})", [c.text for c in choices]),
+                        (f"best single system ({best})", systems[best]), ("oracle (best chrF per segment)", oracle)):
+        rows.append([label, f"{sacrebleu.corpus_bleu(hyps, [ref]).score:.2f}", f"{sacrebleu.corpus_chrf(hyps, [ref]).score:.2f}"])
+    width = max(len(r[0]) for r in rows)
+    click.echo(f"{len(cands)} segments x {len(system_files)} WMT21 en-de systems (shipped demo), against the reference")
+    click.echo(f"{'selection':<{width}}  BLEU   chrF")
+    for label, b, c in rows:
+        click.echo(f"{label:<{width}}  {b}  {c}")

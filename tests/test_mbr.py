@@ -1,0 +1,225 @@
+"""Minimum Bayes risk decoding against the anchors' own code: sacrebleu's sentence scores (every pair), fastchrf
+0.2.1 (``pairwise_chrf``, ``aggregate_chrf``), mbrs 0.1.8 (``DecoderMBR``, ``DecoderAggregateMBR`` with its
+BLEU, chrF, chrF++ and TER metrics; run by ``tests/anchors/mbrs_decode.py`` in a subprocess, mbrs installed
+from PyPI with ``--no-deps`` now, the script says how it avoids mbrs's eager neural-metric imports).
+Candidates: the 14 real WMT21 en-de outputs of ``tests/data`` (10 systems and 3 human references as
+candidates too, so exact duplicates give ties) per segment."""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from conftest import NEWS, child_env, script
+from evalpipe import load_metric, mbr
+from evalpipe.evaluators.kernels import pairwise_ngrams as kernel
+
+SYSTEMS = sorted((NEWS / "system-outputs" / "en-de").glob("*.txt"))
+ANCHOR = Path(__file__).parent / "anchors" / "mbrs_decode.py"
+
+
+@pytest.fixture(scope="module")
+def pools():
+    outs = [p.read_text(encoding="utf-8").splitlines() for p in SYSTEMS]
+    return [[o[i] for o in outs] for i in range(len(outs[0]))]
+
+
+def test_kernel_c_equals_python_reference(monkeypatch):
+    rng = random.Random(5)
+    for _ in range(200):
+        lens = [rng.randint(0, 12) for _ in range(rng.randint(1, 10))]
+        units = [rng.randint(0, 3) for _ in range(sum(lens))]
+        starts = np.r_[0, np.cumsum(lens)]
+        bounds = [sorted(rng.randint(0, len(lens)) for _ in range(2)) for _ in range(2 * rng.randint(0, 3))]
+        hyps, refs = [v for b in bounds[0::2] for v in b], [v for b in bounds[1::2] for v in b]
+        order = rng.randint(1, 6)
+        got = (kernel.pairwise(units, starts, hyps, refs, order), kernel.aggregate(units, starts, hyps, refs, order))
+        monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", "python")
+        want = (kernel.pairwise(units, starts, hyps, refs, order), kernel.aggregate(units, starts, hyps, refs, order))
+        monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
+        assert all((a == b).all() and a.shape == b.shape for a, b in zip(got, want))
+    rows = np.array([[n, r] + c + t for n, r, c, t in
+                     ((rng.randint(0, 30), rng.randint(0, 30), [rng.randint(0, 5) for _ in range(4)],
+                       [rng.randint(0, 30) for _ in range(4)]) for _ in range(500))], dtype=np.int64)
+    for smooth in ("exp", "floor", "add-k", "none"):
+        for effective in (False, True):
+            c = kernel.bleu(rows, 4, smooth, 0.1, effective)
+            monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", "python")
+            assert (c == kernel.bleu(rows, 4, smooth, 0.1, effective)).all()
+            monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
+
+
+@pytest.mark.parametrize("name, options", [
+    ("chrf", {}), ("chrf", {"word_order": 2}), ("chrf", {"lowercase": True, "beta": 1, "char_order": 4}),
+    ("bleu", {}), ("bleu", {"effective_order": True}), ("bleu", {"tokenize": "intl", "smooth_method": "floor"}),
+    ("bleu", {"smooth_method": "add-k", "max_ngram_order": 3}), ("ter", {})])
+def test_every_pair_is_sacrebleus_sentence_score(pools, name, options):
+    logging.disable(logging.WARNING)  # sacrebleu's advice on effective_order, once per sentence
+    try:
+        segments = pools[:12] if name != "ter" else [p[:6] for p in pools[:4]]
+        theirs = {"chrf": sacrebleu.CHRF, "bleu": sacrebleu.BLEU, "ter": sacrebleu.TER}[name](**options)
+        matrices = mbr.pairwise_batch(load_metric(name, **options), segments)
+        for seg, m in zip(segments, matrices):
+            want = np.array([[theirs.sentence_score(h, [r]).score for r in seg] for h in seg])
+            assert (m == want).all(), np.abs(m - want).max()
+        other = [list(reversed(p)) + ["", "x"] for p in segments]  # separate pseudo-references, empty ones too
+        for seg, refs, m in zip(segments, other, mbr.pairwise_batch(load_metric(name, **options), segments, other)):
+            assert (m == np.array([[theirs.sentence_score(h, [r]).score for r in refs] for h in seg])).all()
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def test_chrf_equals_fastchrf(pools):
+    fastchrf = pytest.importorskip("fastchrf")
+    chrf = load_metric("chrf")
+    assert np.array_equal(np.array(mbr.pairwise_batch(chrf, pools)), np.array(fastchrf.pairwise_chrf(pools, pools)))
+    got = np.array(mbr.aggregate_utilities(chrf, pools))
+    assert got == pytest.approx(np.array(fastchrf.aggregate_chrf(pools, pools)), rel=1e-12, abs=1e-12)
+
+
+@pytest.fixture(scope="module")
+def mbrs_path(tmp_path_factory):
+    pytest.importorskip("torch", reason="mbrs needs torch (test extra torch==2.13.0)")
+    site = tmp_path_factory.mktemp("mbrs") / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+                           "mbrs==0.1.8"], capture_output=True, text=True, timeout=300)
+    if done.returncode:
+        pytest.skip(f"cannot install mbrs 0.1.8 from PyPI: {done.stderr[-300:]}")
+    return str(site)
+
+
+def run_mbrs(mbrs_path, tmp_path, metric, decoder, segments):
+    path = tmp_path / "candidates.json"
+    path.write_text(json.dumps(segments), encoding="utf-8")
+    env = child_env()
+    env["PYTHONPATH"] = mbrs_path
+    done = subprocess.run([sys.executable, str(ANCHOR), metric, decoder, str(path)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)["segments"]
+
+
+@pytest.mark.parametrize("metric, decoder, name, options", [
+    ("chrf", "mbr", "chrf", {}), ("chrf++", "mbr", "chrf", {"word_order": 2}),
+    ("bleu", "mbr", "bleu", {"effective_order": True}), ("ter", "mbr", "ter", {}),
+    ("chrf", "aggregate_mbr", "chrf", {})])
+def test_choices_and_expected_utilities_equal_mbrs(pools, mbrs_path, tmp_path, metric, decoder, name, options):
+    """mbrs computes in float32 (its expected utilities are float32 means); evalpipe in float64: the utilities
+    agree to float32 precision and the choices are the same."""
+    # mbrs scores pair by pair with sacrebleu: a part of the pool keeps this test short (ties included)
+    segments = pools[:{"chrf": 40, "chrf++": 30, "bleu": 60, "ter": 6}[metric] if decoder == "mbr" else None]
+    want = run_mbrs(mbrs_path, tmp_path, metric, decoder, segments)
+    got = mbr.decode(load_metric(name, **options), segments, aggregate=decoder == "aggregate_mbr")
+    for g, (mine, theirs) in enumerate(zip(got, want)):
+        assert mine.utilities == pytest.approx(theirs["utilities"], rel=2e-6, abs=2e-5), g
+        # the same choice -- or, where mbrs's float32 makes two candidates equal, one of the tied ones
+        assert mine.index == theirs["choice"] or \
+            np.float32(mine.utilities[mine.index]) == np.float32(mine.utilities[theirs["choice"]]), g
+
+
+def test_command_line_forms_agree(tmp_path, pools):
+    """System files, an n-best list and JSON samples give the same choices; -f json adds the utilities and how
+    often each system was chosen; --output writes the file."""
+    systems = [str(p) for p in SYSTEMS]
+    nbest = tmp_path / "nbest.txt"
+    nbest.write_text("".join(f"{g} ||| {c} ||| f=1 ||| -1.5\n" for g, seg in enumerate(pools) for c in seg), "utf-8")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps(seg) + "\n" for seg in pools), "utf-8")
+    outputs = []
+    for given in (systems, ["--nbest", str(nbest)], ["--samples", str(samples)]):
+        done = subprocess.run([script("evalpipe"), "mbr", *given], capture_output=True, text=True, env=child_env(),
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]
+    chrf = load_metric("chrf")
+    assert outputs[0].splitlines() == [c.text for c in mbr.decode(chrf, pools)]
+    done = subprocess.run([script("evalpipe"), "mbr", *systems, "-m", "bleu", "-o", "effective_order=true", "-f",
+                           "json", "--output", str(tmp_path / "deep" / "mbr.json")], capture_output=True, text=True,
+                          env=child_env(), timeout=120)
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    doc = json.loads((tmp_path / "deep" / "mbr.json").read_text("utf-8"))
+    assert sum(doc["chosen_per_system"].values()) == len(pools) == len(doc["segments"])
+    first = doc["segments"][0]
+    assert first["utilities"] == mbr.expected_utilities(
+        mbr.pairwise(load_metric("bleu", effective_order=True), pools[0])).tolist()
+
+
+def test_weights_and_pseudo_references(tmp_path, pools):
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text("".join(json.dumps(seg[:3]) + "\n" for seg in pools), "utf-8")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"candidates": seg, "weights": [3, 1, 0]}) + "\n" for seg in pools), "utf-8")
+    done = subprocess.run([script("evalpipe"), "mbr", "--samples", str(samples), "--pseudo-references", str(refs),
+                           "-f", "json"], capture_output=True, text=True, env=child_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    chrf = load_metric("chrf")
+    for seg, row in zip(pools, json.loads(done.stdout)["segments"]):
+        want = mbr.pairwise(chrf, seg, seg[:3]) @ np.array([0.75, 0.25, 0.0])
+        assert row["utilities"] == pytest.approx(want.tolist(), rel=1e-15) and row["choice"] == int(np.argmax(want))
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([], "give the candidates one way"),
+    (["--nbest", "NBEST", "--samples", "SAMPLES"], "give the candidates one way"),
+    (["--nbest", "BAD_NBEST"], "BAD_NBEST, line 2: expected sentence id 0 or 1"),
+    (["--samples", "BAD_SAMPLES"], "BAD_SAMPLES, line 1: expected a non-empty list of strings"),
+    (["--samples", "SAMPLES", "--pseudo-references", "SHORT"], "has 1 segments, the candidates 2"),
+    (["--samples", "WEIGHTED"], "segment 1: 1 weights for 2 pseudo-references"),
+    (["--samples", "SAMPLES", "-m", "ter", "--aggregate"], "reference aggregation needs n-gram statistics"),
+    (["--demo", "--samples", "SAMPLES"], "--demo chooses among the shipped systems"),
+])
+def test_bad_input_is_one_line(tmp_path, args, expected):
+    files = {"NBEST": "0 ||| a b ||| x ||| 1\n1 ||| c ||| x ||| 1\n", "BAD_NBEST": "0 ||| a ||| x\n2 ||| b ||| x\n",
+             "SAMPLES": '["a b", "a c"]\n["x", "y"]\n', "BAD_SAMPLES": '{"candidates": []}\n', "SHORT": '["a"]\n',
+             "WEIGHTED": '{"candidates": ["a", "b"], "weights": [1]}\n'}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, "utf-8")
+    argv = [str(tmp_path / a) if a in files else a for a in args]
+    done = subprocess.run([script("evalpipe"), "mbr", *argv], capture_output=True, text=True, env=child_env(),
+                          timeout=120)
+    assert done.returncode in (1, 2) and expected in done.stderr.replace(str(tmp_path) + "/", ""), done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_demo_runs_on_the_shipped_systems():
+    done = subprocess.run([script("evalpipe"), "mbr", "--demo"], capture_output=True, text=True, env=child_env(),
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("300 segments x 10 WMT21 en-de systems") and lines[2].startswith("MBR (chrf)")
+    assert any(line.startswith("oracle") for line in lines)
+
+
+def test_mbr_request_through_a_real_pipe(pools):
+    """``evalpipe serve chrf`` answers MBR requests one by one (each reply flushed before the next request is
+    written), survives a bad one, and equals the library."""
+    proc = subprocess.Popen([script("evalpipe"), "serve", "chrf"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=child_env())
+    try:
+        chrf = load_metric("chrf")
+        for seg in pools[:5]:
+            proc.stdin.write("MBR ||| " + " ||| ".join(seg) + "\n")
+            proc.stdin.flush()
+            index, utilities = proc.stdout.readline().rstrip("\n").split(" ||| ")
+            want = mbr.decode(chrf, [seg])[0]
+            assert int(index) == want.index and [float(u) for u in utilities.split()] == want.utilities
+        proc.stdin.write('MBR ||| {"candidates": "not a list"}\n')
+        proc.stdin.flush()
+        assert proc.stdout.readline().startswith("ERROR ||| MBR: expected candidates as a non-empty list")
+        request = {"candidates": pools[0][:4], "pseudo_references": pools[0][4:], "aggregate": True}
+        proc.stdin.write("MBR ||| " + json.dumps(request) + "\n")
+        proc.stdin.flush()
+        index, utilities = proc.stdout.readline().rstrip("\n").split(" ||| ")
+        want = mbr.aggregate_utilities(chrf, [pools[0][:4]], [pools[0][4:]])[0]
+        assert [float(u) for u in utilities.split()] == want.tolist() and int(index) == int(np.argmax(want))
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
