@@ -223,13 +223,20 @@ class BLEU(Metric):
         return rows.astype(np.float64 if aggregate else np.int64)
 
     def sentence_scores(self, rows: Any) -> Any:
-        """BLEU of every row of integer stats, each equal to :meth:`score` of it to the last bit (the
-        ``pairwise_ngrams`` kernel's ``bleu``, sacrebleu's steps with the C library's exp and log)."""
+        """BLEU of every row of stats, each equal to :meth:`score` of it to the last bit (the ``pairwise_ngrams``
+        kernel's ``bleu``, sacrebleu's steps with the C library's exp and log); rows of fractional counts (reference
+        aggregation) take the same steps in Python, the reference length kept fractional."""
         from evalpipe.evaluators.kernels import pairwise_ngrams
+
+        import numpy as np
 
         o = self.options
         value = o["smooth_value"] if o["smooth_value"] is not None else {"floor": 0.1, "add-k": 1}.get(
             o["smooth_method"], 0.0)
+        rows = np.asarray(rows)
+        if rows.dtype.kind == "f" and not (rows == np.round(rows)).all():  # aggregated: mean counts and length
+            return np.array([pairwise_ngrams.bleu_of_floats(r, self._order, o["smooth_method"], value,
+                                                            o["effective_order"]) for r in rows.tolist()])
         return pairwise_ngrams.bleu(rows, self._order, o["smooth_method"], value, o["effective_order"])
 
     def score_from_stats(self, stats: List[Any]) -> float:

@@ -109,17 +109,21 @@ def run_mbrs(mbrs_path, tmp_path, metric, decoder, segments):
 @pytest.mark.parametrize("metric, decoder, name, options", [
     ("chrf", "mbr", "chrf", {}), ("chrf++", "mbr", "chrf", {"word_order": 2}),
     ("bleu", "mbr", "bleu", {"effective_order": True}), ("ter", "mbr", "ter", {}),
-    ("chrf", "aggregate_mbr", "chrf", {})])
+    ("chrf", "aggregate_mbr", "chrf", {}), ("chrf++", "aggregate_mbr", "chrf", {"word_order": 2}),
+    ("bleu", "aggregate_mbr", "bleu", {"effective_order": True})])
 def test_choices_and_expected_utilities_equal_mbrs(pools, mbrs_path, tmp_path, metric, decoder, name, options):
     """mbrs computes in float32 (its expected utilities are float32 means); evalpipe in float64: the utilities
     agree to float32 precision and the choices are the same."""
     # mbrs scores pair by pair with sacrebleu: a part of the pool keeps this test short (ties included)
-    segments = pools[:{"chrf": 40, "chrf++": 30, "bleu": 60, "ter": 6}[metric] if decoder == "mbr" else None]
+    segments = pools[:{"chrf": 40, "chrf++": 30, "bleu": 60, "ter": 6}[metric] if decoder == "mbr" else 60]
     want = run_mbrs(mbrs_path, tmp_path, metric, decoder, segments)
-    got = mbr.decode(load_metric(name, **options), segments, aggregate=decoder == "aggregate_mbr")
-    for g, (mine, theirs) in enumerate(zip(got, want)):
+    metric = load_metric(name, **options)
+    got = mbr.decode(metric, segments, aggregate=decoder == "aggregate_mbr")
+    same = mbr.decode(metric, segments, aggregate=decoder == "aggregate_mbr", ties="mbrs")
+    for g, (mine, exact, theirs) in enumerate(zip(got, same, want)):
         assert mine.utilities == pytest.approx(theirs["utilities"], rel=2e-6, abs=2e-5), g
-        # the same choice -- or, where mbrs's float32 makes two candidates equal, one of the tied ones
+        assert exact.index == theirs["choice"], g  # mbrs's own tie rule: torch.topk of float32 utilities
+        # the default rule differs only among exact ties, where it takes the first
         assert mine.index == theirs["choice"] or \
             np.float32(mine.utilities[mine.index]) == np.float32(mine.utilities[theirs["choice"]]), g
 
@@ -223,3 +227,16 @@ def test_mbr_request_through_a_real_pipe(pools):
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
+
+
+def test_report_is_one_self_contained_page(tmp_path):
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "out" / "mbr.html"
+    done = subprocess.run([script("evalpipe"), "mbr", *map(str, SYSTEMS), "--report", str(page)], capture_output=True,
+                          text=True, env=child_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    from test_report import assert_self_contained
+
+    html = page.read_text("utf-8")
+    assert assert_self_contained(html).tags.count("svg") == 1
+    assert "How often each system was chosen" in html and ">Facebook-AI</td>" in html

@@ -119,7 +119,12 @@ def bleu(rows: np.ndarray, order: int, smooth_method: str, smooth_value: float, 
                      for r in rows.tolist()], dtype=np.float64)
 
 
-def _bleu_reference(row: List[int], order: int, smooth_method: str, value: float, effective_order: bool) -> float:
+def bleu_of_floats(row: Sequence[float], order: int, smooth_method: str, value: float, effective_order: bool) -> float:
+    """:func:`bleu` of one row whose counts and lengths may be fractional (reference aggregation)."""
+    return _bleu_reference(row, order, smooth_method, value, effective_order)
+
+
+def _bleu_reference(row: Sequence[float], order: int, smooth_method: str, value: float, effective_order: bool) -> float:
     sys_len, ref_len = float(row[0]), float(row[1])
     correct, total = [float(v) for v in row[2:2 + order]], [float(v) for v in row[2 + order:]]
     bp = (math.exp(1.0 - ref_len / sys_len) if sys_len > 0 else 0.0) if sys_len < ref_len else 1.0

@@ -26,14 +26,19 @@ from evalpipe.errors import UsageError
 @click.option("--aggregate", is_flag=True,
               help="reference aggregation: score each candidate against the pseudo-references' mean n-gram "
                    "statistics (chrf, bleu)")
+@click.option("--ties", type=click.Choice(["first", "mbrs"]), default="first", show_default=True,
+              help="equal expected utilities: the first candidate, or mbrs 0.1.8's choice (torch.topk of float32 "
+                   "utilities; needs torch)")
 @opt.fmt(["text", "json"], "text", "text: the chosen candidate of each segment, one per line; json: also every "
                                    "candidate's expected utility")
 @opt.output("write the chosen candidates (text) or the JSON here instead of stdout")
+@opt.report("also write a self-contained HTML report: how often each system was chosen, the distribution of "
+            "expected utilities (extra evalpipe[report])")
 @opt.demo("choose among the 10 shipped WMT21 en-de systems (300 segments) with chrF and print the selection's "
           "corpus BLEU and chrF against the reference beside the best single system and the oracle")
 @opt.verbose()
-def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options, aggregate, fmt, output, demo,
-                verbose) -> None:
+def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options, aggregate, ties, fmt, output,
+                report_file, demo, verbose) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
     Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
@@ -47,6 +52,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
     given = [name for name, value in (("system files", system_files), ("--nbest", nbest), ("--samples", samples))
              if value]
     if demo:
+        if report_file:
+            raise UsageError("--demo prints a table; --report goes with candidates you give")
         if given or pseudo_file:
             raise UsageError("--demo chooses among the shipped systems: give no system files, --nbest, --samples "
                              "or --pseudo-references")
@@ -72,16 +79,18 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
                 raise UsageError(f"segment {g}: {len(w)} weights for {len(refs)} pseudo-references")
     (spec,) = metric_specs([metric_name], parse_key_values(options))
     metric = spec.build()
-    choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights)
-    if fmt == "json":
-        doc: Dict[str, Any] = {"metric": metric_name, "signature": metric.signature(1), "aggregate": aggregate,
-                               "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
-                                            for g, c in enumerate(choices)]}
-        if system_files:
-            doc["chosen_per_system"] = _counts(choices, system_files)
-        text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-    else:
-        text = "".join(c.text + "\n" for c in choices)
+    choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties)
+    doc: Dict[str, Any] = {"metric": metric_name, "signature": metric.signature(1), "aggregate": aggregate, "ties": ties,
+                           "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
+                                        for g, c in enumerate(choices)]}
+    if system_files:
+        doc["chosen_per_system"] = _counts(choices, system_files)
+    if report_file:
+        from evalpipe.corpus import write_atomically
+        from evalpipe.report import page
+
+        write_atomically(report_file, page.mbr_report(doc))
+    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n" if fmt == "json" else "".join(c.text + "\n" for c in choices)
     _emit(text, output)
 
 

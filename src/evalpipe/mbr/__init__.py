@@ -4,7 +4,9 @@ For each segment, N candidates (samples, an n-best list, or several systems' out
 pseudo-references (by default the candidates themselves) with a utility metric; a candidate's expected
 utility is the mean of its row (or the weighted mean, weights over pseudo-references), and the candidate
 with the highest one is chosen (the lowest for metrics where lower is better, TER).  Ties go to the first
-candidate, as ``numpy.argmax`` and mbrs 0.1.8's ``torch.topk(k=1)`` on CPU give them.
+candidate (``ties="first"``, the default); ``ties="mbrs"`` reproduces mbrs 0.1.8's choice exactly: it keeps
+utilities in float32 (the mean of a float32 matrix) and takes ``torch.topk(k=1)``, whose order among equal
+values is torch's partial sort, not the first index -- so that mode needs torch.
 
 * :func:`pairwise` / :func:`pairwise_batch`: the N x M utility matrix of one segment / of many.  Each value is
   the metric's own sentence score of the pair -- sacrebleu's, to the last bit, for BLEU, chrF and chrF++ with
@@ -103,8 +105,8 @@ def aggregate_utilities(metric: Any, candidates: Sequence[Sequence[str]],
                          f"full pairwise expectation")
     out = []
     for a, b in _chunks(candidates, refs):
-        rows = fast(candidates[a:b], refs[a:b], aggregate=True)  # float statistics: the metric scores each row
-        scores = np.array([metric.score(r) for r in rows.tolist()], dtype=np.float64)
+        rows = fast(candidates[a:b], refs[a:b], aggregate=True)  # fractional statistics
+        scores = _sentence_scores(metric, rows)
         at = 0
         for cands in candidates[a:b]:
             out.append(scores[at:at + len(cands)])
@@ -123,8 +125,21 @@ def expected_utilities(matrix: np.ndarray, weights: Optional[Sequence[float]] = 
     return matrix @ (w / w.sum())
 
 
-def select(utilities: np.ndarray, higher_is_better: bool = True) -> int:
-    """The chosen candidate: the highest expected utility (the lowest when lower is better); the first on ties."""
+TIES = ("first", "mbrs")
+
+
+def select(utilities: np.ndarray, higher_is_better: bool = True, ties: str = "first") -> int:
+    """The chosen candidate: the highest expected utility (the lowest when lower is better); on ties the first,
+    or with ``ties="mbrs"`` the one ``torch.topk`` picks among the float32 utilities (mbrs's rule)."""
+    if ties == "mbrs":
+        try:
+            import torch
+        except ImportError:
+            raise UsageError("ties=mbrs breaks ties with torch.topk as mbrs does: it needs torch installed") from None
+        u32 = torch.from_numpy(np.asarray(utilities, dtype=np.float32))
+        return int(torch.topk(u32, k=1, largest=higher_is_better).indices.item())
+    if ties != "first":
+        raise UsageError(f"expected ties first or mbrs, got {ties!r}")
     u = np.asarray(utilities, dtype=np.float64)
     return int(np.argmax(u) if higher_is_better else np.argmin(u))
 
@@ -138,17 +153,29 @@ class Choice(NamedTuple):
 
 
 def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]] = None,
-           aggregate: bool = False, weights: Optional[Sequence[Sequence[float]]] = None) -> List[Choice]:
-    """MBR decisions of every segment (``weights[g]``: segment g's weights over its pseudo-references)."""
+           aggregate: bool = False, weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first"
+           ) -> List[Choice]:
+    """MBR decisions of every segment (``weights[g]``: segment g's weights over its pseudo-references; ``ties``:
+    see :func:`select`)."""
+    if ties not in TIES:
+        raise UsageError(f"expected ties first or mbrs, got {ties!r}")
+    if ties == "mbrs" and weights is not None:
+        raise UsageError("ties=mbrs reproduces mbrs's uniform expectation; weights are not part of it")
     if aggregate and weights is not None:
         raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
     if aggregate:
         utilities = aggregate_utilities(metric, candidates, pseudo_references)
+        kept = utilities
     else:
-        utilities = [expected_utilities(m, None if weights is None else weights[g])
-                     for g, m in enumerate(iter_pairwise(metric, candidates, pseudo_references))]
+        utilities, kept = [], []
+        for g, m in enumerate(iter_pairwise(metric, candidates, pseudo_references)):
+            utilities.append(expected_utilities(m, None if weights is None else weights[g]))
+            if ties == "mbrs":  # mbrs: torch's mean of the float32 matrix (numpy sums float32 in another order)
+                import torch
+
+                kept.append(torch.from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy())
     choices = []
-    for cands, u in zip(candidates, utilities):
-        k = select(u, metric.higher_is_better)
+    for g, (cands, u) in enumerate(zip(candidates, utilities)):
+        k = select(kept[g] if ties == "mbrs" else u, metric.higher_is_better, ties)
         choices.append(Choice(k, cands[k], u.tolist()))
     return choices

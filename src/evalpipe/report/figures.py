@@ -243,3 +243,32 @@ def render(fig: Any, fmt: str = "svg", path: Optional[str] = None) -> str:
         return path
     text = buffer.getvalue().decode("utf-8")
     return text[text.index("<svg"):]  # without the XML prolog, for inline HTML
+
+
+def mbr_figure(doc: Dict[str, Any]) -> Any:
+    """``evalpipe mbr`` JSON: how often each system was chosen (left, with system files), and the expected
+    utilities of the chosen candidates beside those of every candidate (right)."""
+    plt = pyplot()
+    counts = doc.get("chosen_per_system")
+    fig, axes = plt.subplots(1, 2 if counts else 1, figsize=(9.2 if counts else 5.2, 3.6), squeeze=False)
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.32 if counts else 0.16, top=0.9, wspace=0.28)
+    ax = axes[0][-1]
+    chosen = [s["utilities"][s["choice"]] for s in doc["segments"]]
+    every = [u for s in doc["segments"] for u in s["utilities"]]
+    ax.hist([every, chosen], bins=20, density=True, label=["every candidate", "the chosen one"],
+            color=["#bbbbbb", "#1f5f99"])
+    ax.set_xlabel(f"expected utility ({doc['metric']}{', aggregated' if doc.get('aggregate') else ''})")
+    ax.set_ylabel("share of candidates (density)")
+    ax.legend(fontsize=7.5, frameon=False)
+    if counts:
+        left = axes[0][0]
+        names = short_names(list(counts))
+        order = sorted(counts, key=lambda s: -counts[s])
+        left.bar(range(len(order)), [counts[s] for s in order], color="#1f5f99")
+        left.set_xticks(list(range(len(order))), [names[s] for s in order], fontsize=7, rotation=40, ha="right",
+                        rotation_mode="anchor")
+        left.set_ylabel("segments where it was chosen")
+    for ax in axes[0]:
+        ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
+        ax.set_axisbelow(True)
+    return fig

@@ -250,3 +250,29 @@ def compare_report(doc: Dict[str, Any], title: str = "evalpipe: two systems comp
                           f'<td class="system">{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
                           f'<b>{b}:</b> {escape(e["outputs"][1])}</td></tr>' for e in doc["examples"][key]) + "</table>"]
     return _page(title, parts)
+
+
+MBR_KEYS = ("metric", "signature", "segments")
+
+
+def mbr_report(doc: Dict[str, Any], title: str = "evalpipe: minimum Bayes risk selection") -> str:
+    """The HTML page of an ``evalpipe mbr`` JSON document: how often each system was chosen and the
+    distribution of expected utilities."""
+    _require(doc, MBR_KEYS, "mbr JSON")
+    segments = doc["segments"]
+    sizes = sorted({len(s["utilities"]) for s in segments})
+    parts = [f"<h1>{escape(title)}</h1>",
+             f"<p class=\"meta\">{len(segments)} segments, {sizes[0] if len(sizes) == 1 else f'{sizes[0]}-{sizes[-1]}'} "
+             f"candidates each; utility <code>{escape(doc['metric'])}</code> "
+             f"({'reference aggregation' if doc.get('aggregate') else 'expected over the pseudo-references'}; ties: "
+             f"{escape(str(doc.get('ties', 'first')))}); signature <code>{escape(doc['signature'])}</code></p>",
+             "<figure>" + figures.render(figures.mbr_figure(doc)) + "</figure>"]
+    counts = doc.get("chosen_per_system")
+    if counts:
+        total = sum(counts.values()) or 1
+        shown = figures.short_names(list(counts))
+        parts += ["<h2>How often each system was chosen</h2><table><tr><th>system</th><th>segments</th><th>share</th></tr>" +
+                  "".join(f'<tr><td class="system" title="{escape(s)}">{escape(shown[s])}</td><td>{n}</td>'
+                          f'<td>{100 * n / total:.1f} %</td></tr>'
+                          for s, n in sorted(counts.items(), key=lambda kv: -kv[1])) + "</table>"]
+    return _page(title, parts)
