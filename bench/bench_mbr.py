@@ -150,11 +150,16 @@ def real_result() -> None:
         print(f"| {label} | {b:.2f} | {c:.2f} |")
 
 
+def main(runs: int = 3) -> None:
+    if not (NEWS / "system-outputs" / "en-de").is_dir():
+        print(f"MBR benchmark skipped: no {NEWS}")
+        return
+    timings(runs)
+    real_result()
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         child_memory(int(sys.argv[2]))
     else:
-        if not (NEWS / "system-outputs" / "en-de").is_dir():
-            sys.exit(f"MBR benchmark skipped: no {NEWS}")
-        timings(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
-        real_result()
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)

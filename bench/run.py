@@ -13,6 +13,7 @@ import bench_bounds  # noqa: E402
 import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_longform  # noqa: E402
+import bench_mbr  # noqa: E402
 import bench_meta  # noqa: E402
 import bench_nbest  # noqa: E402
 import bench_protocol  # noqa: E402
@@ -53,6 +54,8 @@ def main() -> None:
     bench_bounds.main(scale)
     print("## meta-evaluation (issue 6; needs MTME_PATH)")
     bench_meta.main(scale)
+    print("## minimum Bayes risk decoding (issue 28)")
+    bench_mbr.main(max(1, round(3 * scale)))
 
 
 if __name__ == "__main__":

@@ -109,14 +109,10 @@ def _worth(variant: str) -> np.ndarray:
     return worth
 
 
-def _kendall_small_groups(W, tables, n_groups, variant):
-    """Tau (b, 23 or acc23) of both mixes for every trial when rows are short (item-wise averaging).
-
-    Tau-b needs, per row, con - dis and the metric ties (the human ties and the pair count do not depend
-    on the coins); tau 23 and acc23 the sum of each outcome's share.  Each is a sum over pairs of a function of the pair's two coins, f(x, y) = f00 + (f10 -
-    f00) x + (f01 - f00) y + (f11 - f10 - f01 + f00) x y with fXY its value in case (x, y); per row that is
-    a constant, a linear form in the row's coins and a quadratic form w' Q w -- batched matrix products
-    instead of one table lookup per trial and pair.  The sums are small integers, exact in float32."""
+def _small_group_forms(tables, n_groups, variant):
+    """What :func:`_kendall_small_groups` needs that does not depend on the coins, computed once per test: each
+    row's first position, local pair positions, width and length, and per mix the constant, linear and
+    quadratic forms of the row sums (see there)."""
     i, j, group, table = tables
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     first = np.zeros(n_groups, dtype=np.int64)
@@ -125,11 +121,6 @@ def _kendall_small_groups(W, tables, n_groups, variant):
     width = int(lj.max()) + 1
     lens = np.zeros(n_groups, dtype=np.int64)
     np.maximum.at(lens, group, lj + 1)
-    trials = len(W)
-    coins = np.zeros((n_groups, trials, width), dtype=np.float32)  # each row's coins, padded
-    pos_group = np.repeat(np.arange(n_groups), lens)
-    pos_local = np.arange(len(pos_group)) - np.repeat(np.cumsum(lens) - lens, lens)
-    coins[pos_group, :, pos_local] = W[:, first[pos_group] + pos_local].T
     if variant == "b":
         sign = np.zeros(len(Pair), dtype=np.float32)
         sign[Pair.CONCORDANT], sign[Pair.DISCORDANT] = 1, -1
@@ -139,21 +130,43 @@ def _kendall_small_groups(W, tables, n_groups, variant):
         values = _worth(variant)[table][..., None]  # pairs x 4 cases x 1
     q = values.shape[-1]
     human_ties = np.bincount(group, weights=np.isin(table[:, 0], [Pair.HUMAN_TIE, Pair.BOTH_TIED]), minlength=n_groups)
-    total = lens * (lens - 1) / 2
-    results = []
+    forms = []
     for flip in (0, 3):  # mix 1 reads case 2x + y, mix 2 the coins reversed: case 3 - (2x + y)
         f00, f01, f10, f11 = (values[:, case ^ flip] for case in (0, 1, 2, 3))
-        constant = np.zeros((n_groups, q), dtype=np.float32)
-        np.add.at(constant, group, f00)
-        linear = np.zeros((n_groups, width, q), dtype=np.float32)
-        np.add.at(linear, (group, li), f10 - f00)
-        np.add.at(linear, (group, lj), f01 - f00)
-        quadratic = np.zeros((n_groups, width, width * q), dtype=np.float32)
-        quadratic.reshape(n_groups, width, width, q)[group, li, lj] = f11 - f10 - f01 + f00
-        sums = constant[:, None, :] + np.matmul(coins, linear)  # rows x trials x q
-        quad = np.matmul(coins, quadratic).reshape(n_groups, trials, width, q)
+        constant = np.stack([np.bincount(group, weights=f00[:, k], minlength=n_groups) for k in range(q)],
+                            axis=-1).astype(np.float32)
+        linear = np.zeros((n_groups * width, q), dtype=np.float32)
         for k in range(q):
-            sums[..., k] += (quad[..., k] * coins).sum(axis=2)
+            linear[:, k] = np.bincount(group * width + li, weights=f10[:, k] - f00[:, k], minlength=n_groups * width) + \
+                np.bincount(group * width + lj, weights=f01[:, k] - f00[:, k], minlength=n_groups * width)
+        quadratic = np.zeros((n_groups, width, q * width), dtype=np.float32)  # columns: q blocks of width
+        quadratic.reshape(n_groups, width, q, width)[group, li, :, lj] = f11 - f10 - f01 + f00
+        forms.append((constant, linear.reshape(n_groups, width, q), quadratic))
+    return first, lens, width, q, human_ties, forms
+
+
+def _kendall_small_groups(W, tables, n_groups, variant, prepared=None):
+    """Tau (b, 23 or acc23) of both mixes for every trial when rows are short (item-wise averaging).
+
+    Tau-b needs, per row, con - dis and the metric ties (the human ties and the pair count do not depend
+    on the coins); tau 23 and acc23 the sum of each outcome's share.  Each is a sum over pairs of a function of the pair's two coins, f(x, y) = f00 + (f10 -
+    f00) x + (f01 - f00) y + (f11 - f10 - f01 + f00) x y with fXY its value in case (x, y); per row that is
+    a constant, a linear form in the row's coins and a quadratic form w' Q w -- batched matrix products
+    instead of one table lookup per trial and pair.  The sums are small integers, exact in float32.
+    ``prepared``: :func:`_small_group_forms` of these tables, computed once for all batches."""
+    first, lens, width, q, human_ties, forms = prepared or _small_group_forms(tables, n_groups, variant)
+    trials = len(W)
+    coins = np.zeros((n_groups, trials, width), dtype=np.float32)  # each row's coins, padded
+    pos_group = np.repeat(np.arange(n_groups), lens)
+    pos_local = np.arange(len(pos_group)) - np.repeat(np.cumsum(lens) - lens, lens)
+    coins[pos_group, :, pos_local] = W[:, first[pos_group] + pos_local].T
+    total = lens * (lens - 1) / 2
+    results = []
+    for constant, linear, quadratic in forms:
+        sums = constant[:, None, :] + np.matmul(coins, linear)  # rows x trials x q
+        quad = np.matmul(coins, quadratic).reshape(n_groups, trials, q, width)
+        for k in range(q):
+            sums[..., k] += np.einsum("gtw,gtw->gt", quad[:, :, k, :], coins)
         sums = np.rint(sums).transpose(1, 0, 2).astype(np.float64)
         if variant != "b":  # the same division as the linear path
             results.append(np.where(lens < 2, np.nan, sums[..., 0] / np.maximum(total, 1)))
@@ -165,10 +178,15 @@ def _kendall_small_groups(W, tables, n_groups, variant):
     return results[0], results[1]
 
 
-def _kendall_batch(W, tables, n_groups, variant):
+def _kendall_batch(W, tables, n_groups, variant, cache=None):
+    """``cache``: a dict kept across the batches of one test (the coin-independent forms)."""
     i, j, group, table = tables
     if len(i) and variant in ("b", "23", "acc23") and int((j - i).max()) < SMALL_GROUP:
-        return _kendall_small_groups(W, tables, n_groups, variant)
+        if cache is None:
+            cache = {}
+        if "forms" not in cache:
+            cache["forms"] = _small_group_forms(tables, n_groups, variant)
+        return _kendall_small_groups(W, tables, n_groups, variant, cache["forms"])
     wb = W.astype(np.int8)
     case1 = 2 * wb[:, i] + wb[:, j]  # mix1 takes s1 where w = 1
     trials, linear = len(W), variant in ("23", "acc23")
@@ -238,9 +256,9 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
             r1, r2 = _pearson_batch(w, y, s1, s2, starts, lens)
         elif statistic in ("kendall", "accuracy") and options.get("variant", "b") != "c":
             if tables is None:
-                tables = _kendall_tables(y, s1, s2, bounds, options.get("epsilon", 0.0))
+                tables, cache = _kendall_tables(y, s1, s2, bounds, options.get("epsilon", 0.0)), {}
             variant = "acc23" if statistic == "accuracy" else options.get("variant", "b")
-            r1, r2 = _kendall_batch(w, tables, len(lens), variant)
+            r1, r2 = _kendall_batch(w, tables, len(lens), variant, cache)
         else:  # spearman, tau-c: trial by trial
             r1, r2 = (np.array([[STATISTICS[statistic](y[b:e], mix[b:e], **options) for b, e in bounds] for mix in mixes])
                       for mixes in (s2 + w * (s1 - s2), s1 - w * (s1 - s2)))
