@@ -69,12 +69,17 @@ def _check(units, starts, hyps, refs, order):
             raise ValueError("pairwise_ngrams: each segment's hyps and refs must be ranges of sentence numbers")
 
 
-def _pairwise_reference(units, starts, hyps, refs, order) -> np.ndarray:
+def _segments(units, starts, hyps, refs, order):
+    """Each segment's (candidates' counts, pseudo-references' counts), after the same checks as the C kernel."""
     _check(units, starts, hyps, refs, order)
-    out: List[int] = []
     for g in range(len(hyps) // 2):
-        cands = [_counts(units, starts, k, order) for k in range(hyps[2 * g], hyps[2 * g + 1])]
-        pseudo = [_counts(units, starts, k, order) for k in range(refs[2 * g], refs[2 * g + 1])]
+        yield ([_counts(units, starts, k, order) for k in range(hyps[2 * g], hyps[2 * g + 1])],
+               [_counts(units, starts, k, order) for k in range(refs[2 * g], refs[2 * g + 1])])
+
+
+def _pairwise_reference(units, starts, hyps, refs, order) -> np.ndarray:
+    out: List[int] = []
+    for cands, pseudo in _segments(units, starts, hyps, refs, order):
         for c in cands:
             for r in pseudo:
                 out += [sum(min(v, r[n].get(key, 0)) for key, v in c[n].items()) for n in range(order)]
@@ -82,11 +87,8 @@ def _pairwise_reference(units, starts, hyps, refs, order) -> np.ndarray:
 
 
 def _aggregate_reference(units, starts, hyps, refs, order) -> np.ndarray:
-    _check(units, starts, hyps, refs, order)
     out: List[float] = []
-    for g in range(len(hyps) // 2):
-        cands = [_counts(units, starts, k, order) for k in range(hyps[2 * g], hyps[2 * g + 1])]
-        pseudo = [_counts(units, starts, k, order) for k in range(refs[2 * g], refs[2 * g + 1])]
+    for cands, pseudo in _segments(units, starts, hyps, refs, order):
         if not pseudo:
             out += [0.0] * (len(cands) * order)
             continue
