@@ -120,6 +120,11 @@ def cases(f):
         "tune bad n-best": (["tune", f / "bad.nbest", "-r", REF], ["bad.nbest"]),
         "tune missing scorer program": (["tune", "--demo", "--scorer-cmd", "nosuchcmd --stdio"], ["nosuchcmd"]),
         "tune unparsable scorer command": (["tune", "--demo", "--scorer-cmd", "'unclosed"], ["--scorer-cmd"]),
+        "mbr nothing": (["mbr"], ["--nbest", "--samples"]),
+        "mbr latin-1 system file": (["mbr", f / "latin1.txt", SYS], ["latin1.txt", "UTF-8"]),
+        "mbr systems of different lengths": (["mbr", f / "short.txt", f / "two.src"], ["short.txt", "two.src"]),
+        "mbr samples not JSON": (["mbr", "--samples", f / "not.json"], ["not.json", "line 1", "JSON"]),
+        "mbr unknown metric": (["mbr", "--samples", f / "other.json", "-m", "nosuch"], ["nosuch"]),
     }
 
 
@@ -161,6 +166,8 @@ def test_every_writer_creates_missing_folders(tmp_path):
                                 deep / "l" / "log.jsonl"),
         "simul run --output": (["simul", "run", "--demo", "--output", deep / "o"], deep / "o" / "instances.log"),
         "shim": (["shim", deep / "shim"], deep / "shim" / "java"),
+        "mbr --output": (["mbr", SYS, SYS2, "--output", deep / "m" / "chosen.txt"], deep / "m" / "chosen.txt"),
+        "mbr --report": (["mbr", SYS, SYS2, "--report", deep / "r2" / "mbr.html"], deep / "r2" / "mbr.html"),
     }
     for name, (argv, path) in writers.items():
         done = run(*argv)

@@ -61,6 +61,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
                          f"(got {', '.join(given) or 'none'})")
+    (spec,) = metric_specs([metric_name], parse_key_values(options))  # a bad metric or option before any reading
+    metric = spec.build()
     weights = None
     if system_files:
         cands = readers.from_systems(system_files)
@@ -77,8 +79,6 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
         for g, (w, refs) in enumerate(zip(weights, pseudo or cands), 1):
             if len(w) != len(refs):
                 raise UsageError(f"segment {g}: {len(w)} weights for {len(refs)} pseudo-references")
-    (spec,) = metric_specs([metric_name], parse_key_values(options))
-    metric = spec.build()
     choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties)
     doc: Dict[str, Any] = {"metric": metric_name, "signature": metric.signature(1), "aggregate": aggregate, "ties": ties,
                            "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
