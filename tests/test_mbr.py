@@ -240,3 +240,13 @@ def test_report_is_one_self_contained_page(tmp_path):
     html = page.read_text("utf-8")
     assert assert_self_contained(html).tags.count("svg") == 1
     assert "How often each system was chosen" in html and ">Facebook-AI</td>" in html
+
+
+def test_ties_mbrs_without_torch_says_so(monkeypatch):
+    """Found on a core install: --ties mbrs without torch was an internal error; it is a usage error naming torch."""
+    from evalpipe.errors import UsageError
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    for aggregate in (False, True):
+        with pytest.raises(UsageError, match="needs torch installed"):
+            mbr.decode(load_metric("chrf"), [["a b", "a c"]], aggregate=aggregate, ties="mbrs")

@@ -128,14 +128,19 @@ def expected_utilities(matrix: np.ndarray, weights: Optional[Sequence[float]] = 
 TIES = ("first", "mbrs")
 
 
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise UsageError("ties=mbrs breaks ties with torch.topk as mbrs does: it needs torch installed") from None
+    return torch
+
+
 def select(utilities: np.ndarray, higher_is_better: bool = True, ties: str = "first") -> int:
     """The chosen candidate: the highest expected utility (the lowest when lower is better); on ties the first,
     or with ``ties="mbrs"`` the one ``torch.topk`` picks among the float32 utilities (mbrs's rule)."""
     if ties == "mbrs":
-        try:
-            import torch
-        except ImportError:
-            raise UsageError("ties=mbrs breaks ties with torch.topk as mbrs does: it needs torch installed") from None
+        torch = _torch()
         u32 = torch.from_numpy(np.asarray(utilities, dtype=np.float32))
         return int(torch.topk(u32, k=1, largest=higher_is_better).indices.item())
     if ties != "first":
@@ -161,6 +166,8 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
         raise UsageError(f"expected ties first or mbrs, got {ties!r}")
     if ties == "mbrs" and weights is not None:
         raise UsageError("ties=mbrs reproduces mbrs's uniform expectation; weights are not part of it")
+    if ties == "mbrs":
+        _torch()
     if aggregate and weights is not None:
         raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
     if aggregate:
@@ -171,9 +178,7 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
         for g, m in enumerate(iter_pairwise(metric, candidates, pseudo_references)):
             utilities.append(expected_utilities(m, None if weights is None else weights[g]))
             if ties == "mbrs":  # mbrs: torch's mean of the float32 matrix (numpy sums float32 in another order)
-                import torch
-
-                kept.append(torch.from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy())
+                kept.append(_torch().from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy())
     choices = []
     for g, (cands, u) in enumerate(zip(candidates, utilities)):
         k = select(kept[g] if ties == "mbrs" else u, metric.higher_is_better, ties)
