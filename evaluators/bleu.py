@@ -198,7 +198,8 @@ class BLEU(Metric):
         mean n-gram counts and the mean length of the segment's pseudo-references (DeNero et al., 2009)."""
         import numpy as np
 
-        from evalpipe.evaluators.formulas.pairs import candidate_segments, pair_layout, pair_sentences
+        from evalpipe.evaluators.formulas.pairs import (candidate_segments, candidate_sentences, pair_layout,
+                                                        pair_sentences, pseudo_reference_means)
         from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams
 
         texts, hyps, refs = pair_layout(candidates, pseudo_references)
@@ -210,10 +211,9 @@ class BLEU(Metric):
         starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
         order = self._order
         if aggregate:
-            segment = candidate_segments(hyps)
-            h = np.concatenate([np.arange(a, b) for a, b in zip(hyps[0::2], hyps[1::2])] + [np.zeros(0, np.int64)])
+            h = candidate_sentences(hyps)
             found = pairwise_ngrams.aggregate(units, starts, hyps, refs, order)
-            ref_len = np.array([lengths[a:b].mean() if b > a else 0.0 for a, b in zip(refs[0::2], refs[1::2])])[segment]
+            ref_len = pseudo_reference_means(lengths, refs)[candidate_segments(hyps)]
         else:
             h, r = pair_sentences(hyps, refs)
             found = pairwise_ngrams.pairwise(units, starts, hyps, refs, order)

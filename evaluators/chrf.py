@@ -30,7 +30,8 @@ from typing import Any, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.evaluators import sacrebleu_api as sb
-from evalpipe.evaluators.formulas.pairs import candidate_segments, pair_layout, pair_sentences
+from evalpipe.evaluators.formulas.pairs import (candidate_segments, candidate_sentences, pair_layout, pair_sentences,
+                                                pseudo_reference_means)
 from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams, text_units
 from evalpipe.evaluators.kernels.chrf_words import words_block, words_flat
 from evalpipe.evaluators.kernels.ngram_line import Counts, clipped
@@ -227,8 +228,7 @@ class ChrF(Metric):
             words = self._words(texts)
             blocks.append((ngram_matches.word_units(words, {}), ngram_matches.lengths_of(words), o["word_order"]))
         if aggregate:
-            segment = candidate_segments(hyps)
-            h = np.concatenate([np.arange(a, b) for a, b in zip(hyps[0::2], hyps[1::2])] + [np.zeros(0, np.int64)])
+            segment, h = candidate_segments(hyps), candidate_sentences(hyps)
         else:
             h, r = pair_sentences(hyps, refs)
         columns = []
@@ -237,10 +237,8 @@ class ChrF(Metric):
             starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
             if aggregate:
                 found = pairwise_ngrams.aggregate(units, starts, hyps, refs, order)
-                per_ref = [np.array([ngram_matches.ngram_totals(lengths[a:b], n).mean() if b > a else 0.0
-                                     for a, b in zip(refs[0::2], refs[1::2])]) for n in range(1, order + 1)]
                 for n in range(1, order + 1):
-                    ref_total = per_ref[n - 1][segment]
+                    ref_total = pseudo_reference_means(ngram_matches.ngram_totals(lengths, n), refs)[segment]
                     hyp_total = ngram_matches.ngram_totals(lengths[h], n)
                     columns += [np.where(ref_total > 0, hyp_total, 0), ref_total, found[:, n - 1]]
             else:

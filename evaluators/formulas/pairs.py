@@ -35,7 +35,7 @@ def pair_layout(candidates: Sequence[Sequence[str]], pseudo_references: Sequence
 
 
 def ranges(bounds: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Flat (start, end) pairs as the kernels' G + 1 form is not enough for gaps: (starts, ends) arrays."""
+    """Each segment's (first sentences, end sentences) from the layout's ``[first, end, first, end, ...]``."""
     return bounds[0::2], bounds[1::2]
 
 
@@ -55,3 +55,13 @@ def candidate_segments(hyps: np.ndarray) -> np.ndarray:
     """The segment of every candidate, in order."""
     h_lo, h_hi = ranges(hyps)
     return np.repeat(np.arange(len(h_lo)), h_hi - h_lo)
+
+
+def candidate_sentences(hyps: np.ndarray) -> np.ndarray:
+    """The sentence number of every candidate, in order."""
+    return np.concatenate([np.arange(a, b) for a, b in zip(*ranges(hyps))] + [np.zeros(0, np.int64)])
+
+
+def pseudo_reference_means(values: np.ndarray, refs: np.ndarray) -> np.ndarray:
+    """Per segment, the mean of ``values`` (one per sentence) over its pseudo-references; 0 without any."""
+    return np.array([values[a:b].mean() if b > a else 0.0 for a, b in zip(*ranges(refs))])

@@ -134,7 +134,7 @@ def _fast_trials(rng, row, out1, out2, base1, base2, variant, delta, k, block_si
     counts - the same gain.  The linear variants (23, acc23: tau = w . counts / pairs of the row) are decided
     exactly, in integers; tau-b from each trial's counts, as the other modes do."""
     rows = len(base1)
-    g_row, g_out1, g_out2, sizes = kinds = _kinds(row, out1, out2)
+    g_row, g_out1, g_out2, sizes = _kinds(row, out1, out2)
     if variant in LINEAR:  # one draw per distinct integer coefficient: sums of binomials are binomials
         classes, bound = _linear_classes(base1, base2, g_row, g_out1, g_out2, sizes, LINEAR[variant])
         counts = np.array(list(classes.values()), dtype=np.int64)
