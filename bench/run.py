@@ -23,6 +23,7 @@ import bench_sacrebleu_cli  # noqa: E402
 import bench_simul  # noqa: E402
 import bench_stream  # noqa: E402
 import bench_tune  # noqa: E402
+import bench_workers  # noqa: E402
 
 
 def main() -> None:
@@ -54,6 +55,8 @@ def main() -> None:
     bench_bounds.main(scale)
     print("## meta-evaluation (issue 6; needs MTME_PATH)")
     bench_meta.main(scale)
+    print("## every core without a flag (issue 33)")
+    bench_workers.main(scale)
     print("## minimum Bayes risk decoding (issue 28)")
     bench_mbr.main(max(1, round(3 * scale)))
 

@@ -50,14 +50,39 @@ def metric(name: str, **options: Any) -> Any:
     """sacrebleu's metric object ``name`` (``bleu``, ``chrf`` or ``ter``) built with ``options``."""
     from sacrebleu.metrics import BLEU, CHRF, TER
 
-    return {"bleu": BLEU, "chrf": CHRF, "ter": TER}[name](**options)
+    return _with_tokenizer(name, options.get("tokenize"), lambda: {"bleu": BLEU, "chrf": CHRF, "ter": TER}[name](**options))
 
 
 def tokenizer(name: str) -> Callable[[str], str]:
     """sacrebleu's tokenizer called ``name`` (``13a``, ``intl``, ``char``, ...)."""
     from sacrebleu.metrics.bleu import _get_tokenizer
 
-    return _get_tokenizer(name)()
+    return _with_tokenizer("bleu", name, lambda: _get_tokenizer(name)())
+
+
+def _with_tokenizer(metric_name: str, tokenize: Any, build: Callable[[], Any]) -> Any:
+    """``build()``, with what sacrebleu's tokenizers need and lack turned into one
+    :class:`~evalpipe.errors.MissingDependency` line: MeCab (``sacrebleu[ja]``/``[ko]``), sentencepiece, or a
+    sentencepiece model that sacrebleu downloads on first use (flores101, flores200, spBLEU-1K)."""
+    from evalpipe.errors import MissingDependency
+
+    what = f"{metric_name}: tokenize={tokenize}"
+    try:
+        return build()
+    except RuntimeError as exc:
+        if "requires extra dependencies" not in str(exc):
+            raise
+        extra = "'sacrebleu[ko]'" if "Korean" in str(exc) else "'sacrebleu[ja]'"
+        raise MissingDependency(f"{what} needs MeCab and its dictionary, which are not installed: pip install "
+                                f"{extra}") from None
+    except ImportError as exc:
+        raise MissingDependency.module(exc.name or "sentencepiece", what) from None
+    except OSError as exc:  # the sentencepiece model could not be downloaded (urllib's errors are OSErrors)
+        from sacrebleu.utils import SACREBLEU_DIR
+
+        raise MissingDependency(f"{what} needs a sentencepiece model that sacrebleu downloads once into "
+                                f"{SACREBLEU_DIR}/models, and it could not be fetched ({' '.join(str(exc).split())}): "
+                                f"copy the model there from a machine with network, or choose another tokenizer") from None
 
 
 def tokenizer_name(tokenizer: Any) -> str:

@@ -282,17 +282,19 @@ def test_meta_eval_correlate_and_matrix_agree_on_human_outputs(tmp_path):
     assert {"refC", "refD"} <= set(both["systems"]) and "refA" not in both["systems"]
 
 
-def test_meta_eval_warns_about_mismatched_or_few_systems(files):
+def test_meta_eval_warns_about_mismatched_systems_and_refuses_few(files):
     news = ["--root", DATA, "--test-set", "wmt21.news", "-l", "en-de"]
     two = files / "two.score"
     two.write_text("Facebook-AI\t1.0\nUEdin\t2.0\n", encoding="utf-8")
     done = run("meta-eval", "correlate", *news, "--scores", two)
-    assert done.returncode == 0 and "only 2 systems" in done.stderr and "differ" in done.stderr, done.stderr
+    assert done.returncode == 2 and "2 system(s)" in done.stderr and "differ" in done.stderr, done.stderr
+    done = run("meta-eval", "correlate", *news, "--scores", two, "--min-systems", "2")
+    assert done.returncode == 0 and "over 2 systems" in done.stdout, done.stderr
     other = files / "zhen.score"
     other.write_text("".join(f"{name}\t{k}.0\n" for k, name in enumerate(
         ["Borderline", "DIDI-NLP", "Facebook-AI", "UEdin", "Online-W"])), encoding="utf-8")
     done = run("meta-eval", "correlate", *news, "--scores", other)
-    assert "differ" in done.stderr
+    assert done.returncode == 1 and "does not have: Borderline, DIDI-NLP" in done.stderr, done.stderr
 
 
 def test_kendall_c_with_item_averaging_answers(tmp_path):

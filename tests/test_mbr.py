@@ -173,8 +173,8 @@ def test_weights_and_pseudo_references(tmp_path, pools):
 @pytest.mark.parametrize("args, expected", [
     ([], "give the candidates one way"),
     (["--nbest", "NBEST", "--samples", "SAMPLES"], "give the candidates one way"),
-    (["--nbest", "BAD_NBEST"], "BAD_NBEST, line 2: expected sentence id 0 or 1"),
-    (["--samples", "BAD_SAMPLES"], "BAD_SAMPLES, line 1: expected a non-empty list of strings"),
+    (["--nbest", "BAD_NBEST"], "BAD_NBEST: segment id 1 has no lines"),
+    (["--samples", "BAD_SAMPLES"], 'BAD_SAMPLES, line 1: expected "candidates" as a non-empty list of strings'),
     (["--samples", "SAMPLES", "--pseudo-references", "SHORT"], "has 1 segments, the candidates 2"),
     (["--samples", "WEIGHTED"], "segment 1: 1 weights for 2 pseudo-references"),
     (["--samples", "SAMPLES", "-m", "ter", "--aggregate"], "reference aggregation needs n-gram statistics"),
@@ -217,7 +217,7 @@ def test_mbr_request_through_a_real_pipe(pools):
             assert int(index) == want.index and [float(u) for u in utilities.split()] == want.utilities
         proc.stdin.write('MBR ||| {"candidates": "not a list"}\n')
         proc.stdin.flush()
-        assert proc.stdout.readline().startswith("ERROR ||| MBR: expected candidates as a non-empty list")
+        assert proc.stdout.readline().startswith('ERROR ||| MBR: expected "candidates" as a non-empty list')
         request = {"candidates": pools[0][:4], "pseudo_references": pools[0][4:], "aggregate": True}
         proc.stdin.write("MBR ||| " + json.dumps(request) + "\n")
         proc.stdin.flush()

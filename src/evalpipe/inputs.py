@@ -52,6 +52,11 @@ class Input(ABC):
     def split(self, parts: int) -> List["Input"]:
         """At most ``parts`` contiguous chunks, in order, covering every segment once."""
 
+    def work(self) -> int:
+        """The cost of computing this input's rows, in about text segments of BLEU + chrF (its length unless
+        a kind says otherwise): an automatic pool stays in its own process for small runs."""
+        return len(self)
+
     @abstractmethod
     def rows(self, metric: Any) -> List[list]:
         """The stats rows of every segment, in order."""

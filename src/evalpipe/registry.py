@@ -152,6 +152,62 @@ def metric_specs(names: Sequence[str], options: Mapping[str, Any] = ()) -> List[
     return specs
 
 
+_KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "text"}
+
+
+def _convert(value: Any, kind: Any) -> Any:
+    if kind is bool and isinstance(value, str):
+        if value.lower() in ("true", "yes", "1", "on"):
+            return True
+        if value.lower() in ("false", "no", "0", "off"):
+            return False
+        raise ValueError(value)
+    return kind(value) if kind in _KINDS and isinstance(value, str) else value
+
+
+def build_with_settings(cls: Any, settings: Dict[str, Any], what: str, flag: str = "--agent-option") -> Any:
+    """``cls(**settings)`` with the settings checked against its constructor first: an unknown key (naming the
+    ones it takes), a missing required one, or a value not of the parameter's type (from its annotation or
+    default: int, float, bool, str) is an :class:`OptionError` naming it -- never a ``TypeError`` from Python."""
+    import inspect
+    import typing
+
+    try:
+        params = [p for p in inspect.signature(cls).parameters.values() if p.kind not in (p.VAR_POSITIONAL,)]
+    except (TypeError, ValueError):  # no signature to read: the constructor judges
+        params = []
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in params)
+    named = {p.name: p for p in params if p.kind != p.VAR_KEYWORD}
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # noqa: BLE001 - annotations that do not resolve: the defaults' types only
+        hints = {}
+    if params and not takes_any:
+        unknown = sorted(set(settings) - set(named))
+        if unknown:
+            raise OptionError(f"{what}: unknown setting {', '.join(map(repr, unknown))}; it takes "
+                              f"{', '.join(named) or 'none'}")
+    missing = [n for n, p in named.items() if p.default is p.empty and n not in settings]
+    if missing:
+        raise OptionError(f"{what}: needs {', '.join(f'{flag} {n}=...' for n in missing)}")
+    values = {}
+    for key, value in settings.items():
+        p = named.get(key)
+        kind = hints.get(key)
+        if typing.get_origin(kind) is typing.Union:  # Optional[int] -> int
+            kind = next((a for a in typing.get_args(kind) if a is not type(None)), None)
+        if kind not in _KINDS and p is not None and p.default not in (p.empty, None):
+            kind = type(p.default)
+        try:
+            values[key] = _convert(value, kind)
+        except (TypeError, ValueError):
+            raise OptionError(f"{what}: {key} expects {_KINDS[kind]}, got {value!r}") from None
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"{what}: {exc}") from None
+
+
 def parse_key_values(pairs: Sequence[str], what: str = "-o") -> Dict[str, str]:
     """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}``; a pair without ``=`` is an :class:`OptionError`."""
     out: Dict[str, str] = {}

@@ -11,6 +11,10 @@ numbers a user sees are sacrebleu's byte for byte, only sooner.
 Stats layouts are sacrebleu's (and evalpipe's): BLEU ``hyp_len ref_len correct_1..4 total_1..4``;
 chrF ``hyp ref match`` per character order then word order; TER ``num_edits avg_ref_len``.
 
+Every core without a flag: a corpus of :data:`evalpipe.engines.AUTO_MIN_WORK` segments or more has its rows
+computed by the automatic engine (a pool over the cores this process may use; the same rows, in order); a
+smaller one in this process.
+
 A reference set with missing segments (``None``, which sacrebleu's API allows for a variable number of
 references) is handed to sacrebleu's own extraction: evalpipe's plugins take strings only.
 """
@@ -21,7 +25,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from sacrebleu.metrics import BLEU as _BLEU, CHRF as _CHRF, TER as _TER
 
+from evalpipe.engines import AUTO_MIN_WORK, Job, make_engine
 from evalpipe.evaluators import sacrebleu_api as sb
+from evalpipe.inputs import TextPairs
 from evalpipe.registry import metric_specs
 
 #: what sacrebleu's BLEU logs when 100 or more hypotheses end in a tokenized period
@@ -63,13 +69,13 @@ class _EvalpipeStats:
         raise NotImplementedError
 
     def _build_plugin(self) -> None:
-        (spec,) = metric_specs([self._plugin_name], self._plugin_options())
-        self._plugin = spec.build()
+        (self._spec,) = metric_specs([self._plugin_name], self._plugin_options())
+        self._plugin = self._spec.build()
 
     def __getstate__(self) -> Dict[str, Any]:
         """Paired tests with ``-j N`` send metrics to worker processes: the plugin (locks, caches) is
         rebuilt there from the options."""
-        return {k: v for k, v in self.__dict__.items() if k != "_plugin"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_plugin", "_spec")}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -94,7 +100,10 @@ class _EvalpipeStats:
         self._warn_tokenized(hyps)
         if len(hyps) == 1:
             return [self._plugin.stats(hyps[0], [s[0] for s in streams])]
-        return self._plugin.corpus_stats(hyps, streams)
+        if len(hyps) < AUTO_MIN_WORK:
+            return self._plugin.corpus_stats(hyps, streams)
+        with make_engine() as engine:  # every core the process may use
+            return engine.rows(Job(self._spec, TextPairs(hyps, streams)))
 
     def _aggregate_and_compute(self, stats: Any) -> Any:
         """sacrebleu's score of the column sums, summed column by column (``sum_of_lists`` adds row by row,

@@ -23,11 +23,11 @@ import logging
 import os
 import traceback
 from functools import reduce
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import click
 
-from evalpipe.errors import EngineError, EvalpipeError, UsageError
+from evalpipe.errors import EngineError, EvalpipeError, MissingDependency, UsageError
 
 
 def to_click(exc: EvalpipeError, ctx: Any = None) -> click.ClickException:
@@ -66,6 +66,7 @@ class _MapsErrors:
     def parse_args(self, ctx: click.Context, args: List[str]) -> List[str]:
         if self.aliases:
             args = _rename(args, self.aliases)
+        ctx.meta[ARGV] = list(args)  # the words as typed: several systems keep this order (typed_order)
         return super().parse_args(ctx, args)  # type: ignore[misc]
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -82,8 +83,31 @@ class _MapsErrors:
             raise _one_line(f"{where + ': ' if where else ''}{exc.strerror or exc}") from None
         except UnicodeError as exc:
             raise _one_line(f"expected UTF-8 text: {exc}") from None
+        except ImportError as exc:  # an optional package missing deep inside: what to install, not a bug
+            if not exc.name:
+                raise _bug(exc) from None
+            raise to_click(MissingDependency.module(exc.name), ctx) from None
         except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback in a file
             raise _bug(exc) from None
+
+
+ARGV = "evalpipe.argv"
+
+
+def typed_order(items: Sequence[Tuple[str, Any]]) -> List[Any]:
+    """The values of ``(word, value)`` items in the order their words were typed on the command line, however
+    they were given (arguments, ``-i A B``, ``--input=A``, ``--system NAME=FILES``); items whose word is not on
+    the command line keep their place after the others."""
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.meta.get(ARGV, []) if ctx else []
+    taken: set = set()
+    keys = []
+    for k, (word, _) in enumerate(items):
+        at = next((i for i, a in enumerate(argv) if i not in taken and (a == word or a.endswith("=" + word))),
+                  len(argv) + k)
+        taken.add(at)
+        keys.append(at)
+    return [value for _, value in sorted(zip(keys, (v for _, v in items)), key=lambda kv: kv[0])]
 
 
 def _rename(args: List[str], aliases: Dict[str, str]) -> List[str]:
@@ -133,7 +157,8 @@ class Several(click.Option):
 
             def process(value: Any, state: Any, one: Callable[..., None] = one) -> None:
                 one(value, state)
-                while state.rargs and not state.rargs[0].startswith("-") and self.accepts(state.rargs[0]):
+                while state.rargs and (state.rargs[0] == "-" or not state.rargs[0].startswith("-")) \
+                        and self.accepts(state.rargs[0]):
                     one(state.rargs.pop(0), state)
 
             target.process = process
@@ -148,3 +173,52 @@ def setup_logging(verbose: bool = False) -> None:
     """Logs go to stderr, never stdout."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+
+
+class Flag(NamedTuple):
+    """An option as the user types it (``-f``), optionally only when given one of ``values``."""
+
+    flag: str
+    values: Tuple[Any, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.flag} {'/'.join(map(str, self.values))}" if self.values else self.flag
+
+
+class Rules(NamedTuple):
+    """A command's table of options that cannot act together (``conflicts``: two flags and why) and options
+    that act only beside another (``requires``: a flag, the flags one of which it needs, and why)."""
+
+    conflicts: Tuple[Tuple[Flag, Flag, str], ...] = ()
+    requires: Tuple[Tuple[Flag, Tuple[Flag, ...], str], ...] = ()
+
+
+def given_flags(ctx: click.Context) -> Dict[str, Any]:
+    """``{flag: value}`` of the options given on the command line (or by environment), not by default."""
+    from click.core import ParameterSource
+
+    out = {}
+    for param in ctx.command.params:
+        if isinstance(param, click.Option) and ctx.get_parameter_source(param.name) in (
+                ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            for flag in param.opts + param.secondary_opts:
+                out[flag] = ctx.params[param.name]
+    return out
+
+
+def check_rules(rules: Rules) -> None:
+    """One usage error for the first option given where it cannot act (see :class:`Rules`)."""
+    given = given_flags(click.get_current_context())
+
+    def on(f: Flag) -> bool:
+        if f.flag not in given:
+            return False
+        value = given[f.flag]
+        return not f.values or value in f.values or (isinstance(value, tuple) and bool(set(value) & set(f.values)))
+
+    for a, b, why in rules.conflicts:
+        if on(a) and on(b):
+            raise UsageError(f"{a} and {b} cannot go together: {why}")
+    for a, needs, why in rules.requires:
+        if on(a) and not any(on(b) for b in needs):
+            raise UsageError(f"{a} acts only with {' or '.join(map(str, needs))}: {why}")

@@ -35,10 +35,6 @@ def compare(system1, system2, ref, labels, top, examples, demo, fmt, report_file
         system1, system2 = (next(s for s in systems if Path(s).stem == name) for name in ("Online-W", "NVIDIA-NeMo"))
     elif not (system1 and system2 and ref):
         raise UsageError("give SYSTEM1 SYSTEM2 and -r/--ref FILE, or --demo")
-    if report_file:
-        from evalpipe.report import figures
-
-        figures.pyplot()  # a missing extra fails before the analysis
     names = labels.split(",") if labels else [Path(system1).stem, Path(system2).stem]
     if len(names) != 2 or not all(names):
         raise click.BadParameter(f"expected LABEL1,LABEL2, got {labels!r}", param_hint="--labels")

@@ -17,9 +17,11 @@ from evalpipe.errors import UsageError
               help="candidates from a Moses n-best list (ID ||| text ||| features ||| score)")
 @click.option("--samples", type=click.Path(dir_okay=False, exists=True), metavar="FILE.jsonl",
               help="candidates as JSON lines: a list of strings per segment, or {\"candidates\": [...], "
-                   "\"weights\": [...]} (weights over the pseudo-references)")
+                   "\"pseudo_references\": [...], \"weights\": [...]} (the line protocol's MBR keys; weights over the "
+                   "pseudo-references)")
 @click.option("--pseudo-references", "pseudo_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.jsonl",
-              help="pseudo-references as JSON lines, a list of strings per segment (default: the candidates)")
+              help="pseudo-references as JSON lines: a list of strings per segment, or {\"pseudo_references\": [...], "
+                   "\"weights\": [...]} (default: the candidates)")
 @click.option("-m", "--metric", "--metrics", "metric_name", default="chrf", show_default=True, metavar="NAME",
               help="the utility metric: an installed name, module:Class or a combination")
 @opt.metric_options("metric option KEY=VALUE (repeat)")
@@ -36,9 +38,10 @@ from evalpipe.errors import UsageError
             "expected utilities (extra evalpipe[report])")
 @opt.demo("choose among the 10 shipped WMT21 en-de systems (300 segments) with chrF and print the selection's "
           "corpus BLEU and chrF against the reference beside the best single system and the oracle")
+@opt.workers()
 @opt.verbose()
 def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options, aggregate, ties, fmt, output,
-                report_file, demo, verbose) -> None:
+                report_file, demo, workers, verbose) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
     Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
@@ -57,29 +60,40 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
         if given or pseudo_file:
             raise UsageError("--demo chooses among the shipped systems: give no system files, --nbest, --samples "
                              "or --pseudo-references")
-        return _demo(metric_name, options, aggregate)
+        return _demo(metric_name, options, aggregate, workers)
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
                          f"(got {', '.join(given) or 'none'})")
     (spec,) = metric_specs([metric_name], parse_key_values(options))  # a bad metric or option before any reading
     metric = spec.build()
-    weights = None
+    weights = pseudo = None
     if system_files:
         cands = readers.from_systems(system_files)
     elif nbest:
         cands = readers.from_nbest(nbest)
     else:
-        cands, weights = readers.from_jsonl(samples)
-    pseudo = None
+        lines = readers.from_jsonl(samples)
+        cands = [r.candidates for r in lines]
+        pseudo, weights = (readers.per_segment(lines, key, samples) for key in ("pseudo_references", "weights"))
     if pseudo_file:
-        pseudo, _ = readers.from_jsonl(pseudo_file, what="pseudo-references")
-        if len(pseudo) != len(cands):
-            raise UsageError(f"{pseudo_file} has {len(pseudo)} segments, the candidates {len(cands)}")
+        lines = readers.from_jsonl(pseudo_file, "pseudo_references")
+        if len(lines) != len(cands):
+            raise UsageError(f"{pseudo_file} has {len(lines)} segments, the candidates {len(cands)}")
+        given = {key: readers.per_segment(lines, key, pseudo_file) for key in ("pseudo_references", "weights")}
+        for key, already in (("pseudo_references", pseudo), ("weights", weights)):
+            if already is not None and given[key] is not None:
+                raise UsageError(f"\"{key}\" is given both in the --samples lines and in --pseudo-references: "
+                                 f"give it once")
+        pseudo, weights = given["pseudo_references"], weights if given["weights"] is None else given["weights"]
     if weights is not None:
+        from evalpipe.mbr.requests import check_weights
+
         for g, (w, refs) in enumerate(zip(weights, pseudo or cands), 1):
-            if len(w) != len(refs):
-                raise UsageError(f"segment {g}: {len(w)} weights for {len(refs)} pseudo-references")
-    choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties)
+            check_weights(w, refs, f"segment {g}: ")
+    from evalpipe.engines import make_engine
+
+    with make_engine("local", workers) as engine:
+        choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties, engine=engine)
     doc: Dict[str, Any] = {"metric": metric_name, "signature": metric.signature(1), "aggregate": aggregate, "ties": ties,
                            "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
                                         for g, c in enumerate(choices)]}
@@ -110,7 +124,7 @@ def _emit(text: str, output: Optional[str]) -> None:
         click.echo(text, nl=False)
 
 
-def _demo(metric_name: str, options: tuple, aggregate: bool) -> None:
+def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[int]) -> None:
     """The shipped systems: MBR selection against single systems and the per-segment oracle."""
     import os
 
@@ -126,7 +140,10 @@ def _demo(metric_name: str, options: tuple, aggregate: bool) -> None:
     ref = read_lines(ref_file)
     cands = readers.from_systems(system_files)
     (spec,) = metric_specs([metric_name], parse_key_values(options))
-    choices = mbr.decode(spec.build(), cands, aggregate=aggregate)
+    from evalpipe.engines import make_engine
+
+    with make_engine("local", workers) as engine:
+        choices = mbr.decode(spec.build(), cands, aggregate=aggregate, engine=engine)
     rows: List[List[str]] = []
     systems = {os.path.basename(p).rsplit(".", 1)[0]: [c[k] for c in cands] for k, p in enumerate(system_files)}
     chrf = sacrebleu.CHRF()

@@ -11,7 +11,7 @@ import click
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Group, stacked
 from evalpipe.corpus import write_atomically
-from evalpipe.errors import UsageError
+from evalpipe.errors import InputError, UsageError
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
 from evalpipe.meta.evalset import LEVELS, EvalSet, list_sets, parse_score_lines, read_score_file
 from evalpipe.registry import metric_specs, parse_key_values
@@ -52,6 +52,8 @@ corr_options = stacked([
                  help="also correlate the human translations scored as systems (refB, refC, ...; MTME's human "
                       "flag); the reference a metric used stays out"),
     opt.fmt(["text", "json"], "text"),
+    click.option("--min-systems", type=click.IntRange(min=2), default=3, show_default=True,
+                 help="fewest systems a correlation is computed over; fewer is an error (2 allows a pair)"),
 ])
 
 
@@ -60,11 +62,11 @@ def _stat_options(statistic, variant, epsilon):
 
 
 def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List[float]], include_human: bool,
-             used_refs: Sequence[str] = ()):
+             used_refs: Sequence[str] = (), min_systems: int = 3):
     """(the systems correlated, their human scores end to end).  Human translations scored as systems
     (outputs named like a reference) are left out unless ``include_human``; the references the metric
-    used always are.  A mismatch between the metric's and the human systems, or fewer than three
-    systems, is a warning on stderr."""
+    used always are.  A mismatch between the metric's and the human systems is a warning on stderr;
+    fewer than ``min_systems`` systems an error."""
     gold = evs.Scores(level, human)
     if gold is None:
         names = sorted(n for n in evs.human_score_names if evs.Scores(level, n))
@@ -76,10 +78,10 @@ def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List
     if missing:  # (systems the humans did not rate are left out silently: WMT rates a subset)
         _warn(f"the metric's and the human systems differ: no metric score for {', '.join(missing)} "
               f"({len(systems)} of the {len(rated)} systems with {human} scores are correlated)")
-    if len(systems) < 2:
-        raise UsageError(f"fewer than two systems have both {human} and metric scores at level {level}")
-    if len(systems) < 3:
-        _warn(f"correlating over only {len(systems)} systems")
+    if len(systems) < min_systems:
+        raise UsageError(f"{len(systems)} system(s) have both {human} and metric scores at level {level} "
+                         f"({', '.join(systems) or 'none'}): a correlation needs at least {min_systems} "
+                         f"(--min-systems {max(2, len(systems))} allows {'this' if len(systems) >= 2 else 'two'})")
     g = [v for s in systems for v in gold[s]]
     return systems, g
 
@@ -162,14 +164,22 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
               help="Kendall 23/acc23 with the metric tie threshold optimized (MTME's KendallWithTiesOpt)")
 @click.option("--sample-rate", type=float, default=1.0, show_default=True, help="pair sampling for --tie-calibration")
 def correlate_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon,
-                      include_human, fmt, scores_file, tie_calibration, sample_rate):
+                      include_human, fmt, min_systems, scores_file, tie_calibration, sample_rate):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
     evs = EvalSet(root, test_set, language_pair)
-    scores = parse_score_lines(sys.stdin.read().splitlines(), "<stdin>") if scores_file == "-" else \
+    where = "<stdin>" if scores_file == "-" else scores_file
+    scores = parse_score_lines(sys.stdin.read().splitlines(), where) if scores_file == "-" else \
         read_score_file(scores_file)
+    if not scores:
+        raise InputError("holds no SYSTEM SCORE lines", where)
+    known = set(evs.sys_outputs) | set(evs.refs) | {s for scorer in evs.scores["sys"] for s in evs.scores["sys"][scorer]}
+    strangers = sorted(set(scores) - known)
+    if strangers:
+        raise InputError(f"scores for systems that {test_set} {language_pair} does not have: {', '.join(strangers[:8])}"
+                         f"{' ...' if len(strangers) > 8 else ''} (is the file for another language pair?)", where)
     level = level or _detect_level(evs, scores)
     stem = os.path.basename(scores_file).split(".")[0] if scores_file != "-" else ""
-    systems, gold = _vectors(evs, human, level, scores, include_human, _used_refs(evs, stem))
+    systems, gold = _vectors(evs, human, level, scores, include_human, _used_refs(evs, stem), min_systems)
     metric = [v for s in systems for v in scores[s]]
     doc = {"test_set": test_set, "lp": language_pair, "human": human, "level": level, "average_by": average,
            "statistic": statistic, "systems": systems}
@@ -225,7 +235,7 @@ MTME_K_BLOCK = 1000
 @click.option("--sample-rate", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True,
               help="--test pairwise: pair sampling of the tie calibration")
 def compare_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
-                    fmt, metric1, metric2, trials, seed, mode, k_block, test_kind, epsilon1, epsilon2, sample_rate):
+                    fmt, min_systems, metric1, metric2, trials, seed, mode, k_block, test_kind, epsilon1, epsilon2, sample_rate):
     """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, bootstrap, or
     the pair-swapping permutation test of Kendall-like correlations)"""
     from evalpipe.meta.significance import bootstrap_test, permutation_test
@@ -237,7 +247,7 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     level = level or "sys"
     s1, s2 = _metric_scores(evs, level, metric1), _metric_scores(evs, level, metric2)
     systems, gold = _vectors(evs, human, level, {s: v for s, v in s1.items() if s in s2}, include_human,
-                             _used_refs(evs, metric1, metric2))
+                             _used_refs(evs, metric1, metric2), min_systems)
     v1 = [v for s in systems for v in s1[s]]
     v2 = [v for s in systems for v in s2[s]]
     opts = _stat_options(statistic, variant, epsilon)
@@ -282,17 +292,12 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
               help="p-value below which two metrics are in different significance clusters")
 @opt.report()
 def matrix_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
-                   fmt, metric_names, trials, seed, mode, k_block, threshold, report_file):
+                   fmt, min_systems, metric_names, trials, seed, mode, k_block, threshold, report_file):
     """Rank metrics by correlation with significance clusters (MTME's --matrix).
 
     The JSON holds the ranking, the p-value matrix and the settings; at the system level also every
     system's human and metric scores (what a report's scatter plots show)."""
     from evalpipe.meta.significance import significance_matrix
-
-    if report_file:
-        from evalpipe.report import page
-
-        page.figures.pyplot()  # a missing extra fails before the tests run
 
     evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
@@ -302,7 +307,8 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
         raise UsageError(f"no metric scores at level {level} in {evs.dir}")
     tables = {n: _metric_scores(evs, level, n) for n in names}
     common = set.intersection(*(set(t) for t in tables.values()))
-    systems, gold = _vectors(evs, human, level, {s: None for s in common}, include_human, _used_refs(evs, *names))
+    systems, gold = _vectors(evs, human, level, {s: None for s in common}, include_human, _used_refs(evs, *names),
+                             min_systems)
     vectors = {n: [v for s in systems for v in t[s]] for n, t in tables.items()}
     k_block = k_block or MTME_K_BLOCK
     result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
@@ -313,6 +319,8 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
     if statistic == "kendall":
         result["variant"] = variant
     if report_file:
+        from evalpipe.report import page
+
         write_atomically(report_file, page.meta_report(result))
     rows = zip(result["ranks"], result["metrics"], result["correlations"])
     click.echo(json.dumps(result, indent=1) if fmt == "json" else

@@ -107,13 +107,19 @@ def verbose(help: str = "debug logs on stderr") -> Decorator:
     return click.option("-v", "--verbose", is_flag=True, help=help)
 
 
+def workers() -> Decorator:
+    return click.option("--workers", type=click.IntRange(min=1), default=None, show_default="every core",
+                        help="processes computing stats (local and pool engines; results identical to 1). Default: "
+                             "every core the process may use once the input is large enough to gain (about 4,000 "
+                             "segments), one process below that; 1 forces one process")
+
+
 def engines(unit: str = "segments") -> Sequence[Decorator]:
     return [
         click.option("--engine", default="local", show_default=True, metavar="NAME",
                      help=f"where stats are computed: local, pool, spark or any evalpipe.engines plugin (module:Class "
                           f"too); {unit} are the unit of work; results identical on every engine"),
-        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="processes computing stats (local and pool engines; results identical to 1)"),
+        workers(),
         click.option("--spark-master", default="local[2]", show_default=True,
                      help="Spark master URL for --engine spark (local[2], spark://host:7077, yarn)"),
     ]
@@ -125,3 +131,12 @@ def confidence(over: str = "segments") -> Sequence[Decorator]:
         click.option("--confidence-n", type=click.IntRange(min=2), default=1000, show_default=True,
                      help="bootstrap resamples for --confidence"),
     ]
+
+
+def engine_rules() -> tuple:
+    """The engine options' rules (:class:`evalpipe.cli.base.Rules` entries) for every command that has them."""
+    from evalpipe.cli.base import Flag
+
+    spark = Flag("--engine", ("spark",))
+    return ((Flag("--workers"), spark, "Spark sets its own parallelism (--spark-master local[N])"),), \
+        ((Flag("--spark-master"), (spark,), "the master is Spark's"),)

@@ -27,7 +27,9 @@ def _kind(doc, path: str) -> str:
         return "meta"
     if isinstance(doc, dict) and "AL" in doc and "BLEU" in doc:
         return "simul"
-    raise InputError("expected the JSON of score-corpus, meta-eval matrix, simul or compare (--format json)", path)
+    if isinstance(doc, dict) and {"metric", "aggregate", "segments"} <= set(doc):
+        return "mbr"
+    raise InputError("expected the JSON of score-corpus, meta-eval matrix, simul, compare or mbr (--format json)", path)
 
 
 def _demo_doc() -> dict:
@@ -74,7 +76,7 @@ def instance_records(path: str) -> list:
           "and report it")
 def report(json_files, output, plot_file, instances, sentence, title, demo) -> None:
     """Write a self-contained HTML report of JSON_FILES (the --format json output of score-corpus --all-pairs,
-    meta-eval matrix, compare, or of one or more simul runs), or with --demo of the shipped demo systems."""
+    meta-eval matrix, compare, mbr, or of one or more simul runs), or with --demo of the shipped demo systems."""
     from evalpipe.report import figures, page
 
     if demo and json_files:
@@ -83,6 +85,8 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
         raise UsageError("give JSON files written by evalpipe (--format json), or --demo")
 
     plot_format = figures.plot_format(plot_file) if plot_file else None
+    if plot_file:
+        figures.pyplot()  # a plot is nothing but a figure: matplotlib is needed
     docs = {"<demo>": _demo_doc()} if demo else {}
     for path in json_files:
         try:
@@ -94,6 +98,10 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
         raise UsageError("expected one score-corpus, meta-eval or compare document, or simul documents only; got "
                          + ", ".join(f"{p} ({_kind(d, p)})" for p, d in docs.items()))
     kind, main_figure = kinds.pop(), None
+    if kind != "simul" and (instances or sentence):
+        raise UsageError(f"--instances and --sentence draw a simul run's delay staircase; this is a {kind} document")
+    if sentence and not instances:
+        raise UsageError("--sentence picks a sentence of --instances LOG: give the log")
     if kind == "corpus":
         (doc,) = docs.values()
         html, main_figure = page.corpus_report(doc, title or "evalpipe: corpus scores"), figures.interval_figure
@@ -101,6 +109,9 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
         (doc,) = docs.values()
         html, main_figure = page.compare_report(doc, title or "evalpipe: two systems compared"), \
             figures.distribution_figure
+    elif kind == "mbr":
+        (doc,) = docs.values()
+        html, main_figure = page.mbr_report(doc, title or "evalpipe: minimum Bayes risk selection"), figures.mbr_figure
     elif kind == "meta":
         (doc,) = docs.values()
         html, main_figure = page.meta_report(doc, title or "evalpipe: metrics against human judgments"), \

@@ -19,6 +19,7 @@ def run(argv: List[str]) -> int:
     """Run sacrebleu's command line on ``argv`` with evalpipe's metrics; the exit status."""
     import sacrebleu.sacrebleu as front
 
+    from evalpipe.errors import EvalpipeError
     from evalpipe.sacrebleu_compat import METRICS
 
     saved_argv, saved_metrics = sys.argv, front.METRICS
@@ -31,8 +32,11 @@ def run(argv: List[str]) -> int:
     except OSError as exc:
         print(f"Error: {exc.filename}: {exc.strerror or exc}" if exc.filename else f"Error: {exc}", file=sys.stderr)
         return 1
+    except EvalpipeError as exc:  # a missing tokenizer package or model: what to install
+        print(f"Error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - sacrebleu would end in a traceback (status 1): one line instead
-        print(f"Error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"Error: {type(exc).__name__}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     finally:
         sys.argv, front.METRICS = saved_argv, saved_metrics

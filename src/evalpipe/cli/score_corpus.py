@@ -14,7 +14,7 @@ import click
 
 from evalpipe import __version__
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, Several, setup_logging, stacked
+from evalpipe.cli.base import Command, Flag, Rules, Several, check_rules, setup_logging, stacked, typed_order
 from evalpipe.corpus import check_same_length, read_lines, read_stream, write_atomically
 from evalpipe.engines import make_engine
 from evalpipe.errors import UsageError
@@ -27,7 +27,7 @@ from evalpipe.scoring.results import sentences_json, sentences_tsv, to_json, to_
 def _text_systems(refs: List[str], paths: List[str], named: List[str], read_here: bool) -> List[System]:
     """Systems of text files, read here (stdin; line counts checked, naming the files) or as
     :class:`TextFiles`, read where the work runs."""
-    runs = [(p, [p]) for p in paths] + [parse_named_files(spec) for spec in named]
+    runs = typed_order([(p, (p, [p])) for p in paths] + [(spec, parse_named_files(spec)) for spec in named])
     if not read_here:
         if not runs:
             raise UsageError("this engine reads system files itself: pass system files or --system NAME=FILES")
@@ -71,6 +71,34 @@ def sacrebleu_dialect(names: List[str], options: Dict[str, str], language_pair: 
     if sentence_level and not {"effective_order", "bleu.effective_order"} & set(out):
         out["bleu.effective_order"] = "true"
     return out
+
+
+def _rules() -> Rules:
+    """score-corpus's options that cannot act together, and those that act only beside another."""
+    F = Flag
+    sentence, tests = F("--sentence-level"), (F("--confidence"), F("--confidence-n"), F("--paired-bs"), F("--paired-ar"),
+                                              F("--paired-n"), F("--all-pairs"), F("--report"), F("--plot"))
+    no_stats = "statistical tests are unavailable in sentence-level mode (as in sacrebleu)"
+    shown = (F("--paired-bs"), F("--paired-ar"), F("--all-pairs"), F("--confidence"))
+    machine = F("-f", ("json", "tsv"))
+    engine_conflicts, engine_requires = opt.engine_rules()
+    return Rules(
+        conflicts=(*((sentence, t, no_stats) for t in tests),
+                   (sentence, F("-f", ("table", "text")), "sentence scores are TSV (the default) or JSON lines (-f json)"),
+                   (F("--paired-bs"), F("--paired-ar"), "choose one paired test"),
+                   (F("-b"), machine, "-b shortens the table; json and tsv always carry the scores"),
+                   *((F("-b"), t, "-b prints the scores alone, so the test's results would not be shown")
+                     for t in shown),
+                   (F("-w"), machine, "json and tsv carry every digit"),
+                   *engine_conflicts),
+        requires=((F("--paired-n"), (F("--paired-bs"), F("--paired-ar")), "it is the number of the paired test's trials"),
+                  (F("--confidence-n"), (F("--confidence"), F("--report"), F("--plot")),
+                   "it is the number of bootstrap resamples of the intervals"),
+                  (F("--seed"), tests[:2] + tests[2:4] + tests[5:], "it seeds resampling, and nothing is resampled"),
+                  *engine_requires))
+
+
+RULES = _rules()
 
 
 def _progress(total: int, quiet: bool):
@@ -128,14 +156,14 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
     errors, 1 for data errors.
     """
     setup_logging(verbose)
+    check_rules(RULES)
     if report_file or plot_file:
         from evalpipe.report import figures, page
 
-        figures.pyplot()  # a missing extra or a plot format without a writer fails before any scoring
+        if plot_file:  # a plot is nothing but a figure: matplotlib is needed (a report without it has its tables)
+            figures.pyplot()  # a missing extra or a plot format without a writer fails before any scoring
         plot_format = figures.plot_format(plot_file) if plot_file else None
         confidence, all_pairs = True, all_pairs or bool(report_file)
-    if paired_bs and paired_ar:
-        raise UsageError("choose one of --paired-bs and --paired-ar")
     system_files = tuple(system_files) + tuple(input_files)
     if demo:
         if refs or system_files or named_systems or instance_logs:
@@ -154,13 +182,16 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
             if "bleu" not in names:
                 raise UsageError(f"--{key} is BLEU's option, and bleu is not among the metrics ({', '.join(names)})")
             given.setdefault(f"bleu.{key}", value)
+    if language_pair and "bleu" not in names:
+        raise UsageError(f"-l picks BLEU's tokenizer for the target language, and bleu is not among the metrics "
+                         f"({', '.join(names)})")
     settings = sacrebleu_dialect(names, given, language_pair, sentence_level)
     specs = metric_specs(names, settings)
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         if instance_logs:
             from evalpipe.simul.records import read_instances
 
-            systems = [System(p, [read_instances(p)]) for p in instance_logs]
+            systems = [System(p, [read_instances(p)]) for p in typed_order([(p, p) for p in instance_logs])]
         else:
             # files are read where the work runs (streamed in blocks by one process, by byte range in a
             # pool, by Spark itself); only stdin is read here

@@ -12,17 +12,14 @@ import click
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Group, setup_logging, stacked
 from evalpipe.errors import UsageError
-from evalpipe.registry import AGENTS_GROUP, load_class, metric_specs, parse_key_values
+from evalpipe.registry import AGENTS_GROUP, build_with_settings, load_class, metric_specs, parse_key_values
 
 
 def _agent_factory(name: str, options: Tuple[str, ...]):
     cls = load_class(name, group=AGENTS_GROUP)
     kwargs = parse_key_values(options, "--agent-option")
-    try:
-        cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"agent {name!r}: {exc}") from None
-    return lambda: cls(**kwargs)
+    build_with_settings(cls, kwargs, f"agent {name!r}")  # unknown, missing or mistyped settings: one line now
+    return lambda: build_with_settings(cls, kwargs, f"agent {name!r}")
 
 
 def _evaluator(src_file, tgt_file, wav_list, convention, options, tokenize, output):
@@ -85,11 +82,7 @@ report_option = opt.report("also write an HTML report (quality and latency; the 
                                   "with --output); several runs: evalpipe report RUN.json ...")
 
 
-def _check_report(report_file) -> None:
-    if report_file:
-        from evalpipe.report import figures
 
-        figures.pyplot()  # a missing extra fails before the run
 
 
 @click.group("simul", cls=Group)
@@ -135,7 +128,6 @@ def evaluate_command(agent, agent_options, host, port, num_threads, fmt, report_
     from evalpipe.simul.driver import evaluate
 
     factory = _agent_factory(agent, agent_options)
-    _check_report(report_file)
     _print(evaluate(factory, f"http://{host}:{port}", num_threads), fmt, report_file)
 
 
@@ -164,7 +156,6 @@ def run_command(src_file, ref, wav_list, convention, options, tokenize, output, 
     elif not src_file and not wav_list:
         raise UsageError("give the source: --source FILE (text) or --wav-list FILE (speech)")
     factory = _agent_factory(agent, agent_options)
-    _check_report(report_file)
     server = make_server(_evaluator(src_file, ref, wav_list, convention, options, tokenize, output), "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -9,7 +9,7 @@ import click
 
 from evalpipe import __version__
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, Group, setup_logging, stacked
+from evalpipe.cli.base import Command, Flag, Group, Rules, check_rules, setup_logging, stacked
 from evalpipe.corpus import open_binary, read_lines
 from evalpipe.engines import make_engine
 from evalpipe.errors import UsageError
@@ -62,6 +62,25 @@ def latency_command(source_file, streams, penalty_scale, one_sentence, read_acti
 ALIASES = {"--reference": "--ref"}
 
 
+def _score_rules() -> Rules:
+    """stream score's options that cannot act together, and those that act only beside another."""
+    F = Flag
+    jsonl, engine_requires = F("--hypothesis-format", ("jsonl",)), opt.engine_rules()[1]
+    return Rules(
+        conflicts=((F("-w"), F("-f", ("json",)), "json carries every digit"),
+                   (F("--lang"), F("--resegmenter", ("mweralign",)), "--lang is OmniSTEval's Moses tokenization"),
+                   (F("--eval-config"), F("--hypothesis-format", ("jsonl", "text")), "it configures simulstream logs"),
+                   *opt.engine_rules()[0]),
+        requires=(*((F(flag), (jsonl,), "it reads SimulEval JSONL") for flag in
+                    ("--emission-cu-key", "--emission-ca-key", "--fix-simuleval-emission-ca")),
+                  (F("--confidence-n"), (F("--confidence"),), "it is the number of bootstrap resamples"),
+                  (F("--seed"), (F("--confidence"), F("--paired-bs")), "it seeds resampling, and nothing is resampled"),
+                  *engine_requires))
+
+
+SCORE_RULES = _score_rules()
+
+
 @stream_group.command("score", cls=Command, aliases=ALIASES)
 @click.option("--log-file", "log_files", required=True, multiple=True, type=click.Path(dir_okay=False),
               help="a simulstream metrics.jsonl log, or a hypothesis file in --hypothesis-format "
@@ -106,6 +125,7 @@ def score_command(log_files, hypothesis_format, audio_definition, text_segmentat
     The values equal simulstream 1.0.0's (--resegmenter mweralign; StreamLAAL in s) and
     OmniSTEval 0.1.10's (--resegmenter omnisteval; Long* latency in ms)."""
     setup_logging(verbose)
+    check_rules(SCORE_RULES)
     jsonl = {"cu_key": emission_cu_key, "ca_key": emission_ca_key, "fix_ca": fix_simuleval_emission_ca}
     _score(log_files, audio_definition, ref, eval_config, latency_unit, resegmenter, lang, metric_names,
            options, confidence_n if confidence else 0, paired_bs, seed, fmt, width, engine, workers, spark_master,
@@ -114,7 +134,7 @@ def score_command(log_files, hypothesis_format, audio_definition, text_segmentat
 
 def _score(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
            options, confidence, paired, seed, fmt, width, engine, workers, spark_master, hypothesis_format="simulstream",
-           text_segmentation=None, jsonl=None) -> None:
+           text_segmentation=None, jsonl=None, labels=None) -> None:
     from evalpipe.scoring.talks import DEFAULT_METRICS, score_talks
     from evalpipe.stream import files
 
@@ -139,6 +159,8 @@ def _score(log_files, audio_definition, reference, eval_config, latency_unit, re
             systems = [(path, files.iter_talks(path, refs, detokenizer, latency_unit, resegmenter, lang))
                        for path in log_files]
     settings = {"reseg": resegmenter, "unit": latency_unit, "lang": lang if resegmenter == "omnisteval" else None}
+    if labels:  # (a log that will not outlive the command is not named by its path)
+        systems = [(label, talks) for label, (_, talks) in zip(labels, systems)]
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         results, header = score_talks(systems, specs, runner, confidence, paired, seed, settings)
     header = {"evalpipe_version": __version__, "log_files": list(log_files), "reference": reference,
@@ -199,7 +221,7 @@ def run_command(source_file, audio, audio_definition, ref, agent, agent_options,
         if not audio_definition or bool(source_file) == audio and not demo:
             raise UsageError("give --audio-definition with either --source (text) or --audio (recordings), or --demo")
         log_file = output or (str(work / "metrics.jsonl") if demo else "stream-run.jsonl")
-        talks = read_segments(audio_definition) if audio else read_references(audio_definition, source_file)
+        talks = read_segments(audio_definition) if audio else read_references(audio_definition, source_file, "source")
         wavs = recordings.talk_wavs(audio_definition) if audio else {}
         runner = load_agent(agent, settings)
         lines = io.StringIO()
@@ -214,4 +236,5 @@ def run_command(source_file, audio, audio_definition, ref, agent, agent_options,
 
             metrics = DEFAULT_METRICS["omnisteval"] + ("normalized_erasure", "real_time_factor")
             _score([log_file], audio_definition, ref, None, "word", "omnisteval", None, metrics, (), 0, False,
-                   opt.DEFAULT_SEED, fmt, opt.DEFAULT_WIDTH, "local", 1, "local[2]")
+                   opt.DEFAULT_SEED, fmt, opt.DEFAULT_WIDTH, "local", None, "local[2]",
+                   labels=None if output or not demo else ["demo (Online-W replayed)"])

@@ -11,8 +11,8 @@ import numpy as np
 
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command, setup_logging
-from evalpipe.corpus import read_lines, write_atomically
-from evalpipe.errors import UsageError
+from evalpipe.corpus import check_same_length, read_lines, write_atomically
+from evalpipe.errors import InputError, UsageError
 from evalpipe.protocol import Client
 from evalpipe.registry import metric_specs, parse_key_values
 from evalpipe.tune.mert import TuneResult, corpus_score, mert, nbest_stats
@@ -54,6 +54,11 @@ def tune(nbest_file, refs, metric, options, scorer_cmd, minimize, restarts, rand
         if not nbest_file or not refs:
             raise UsageError("give an n-best file and -r REF (or --demo)")
         nbest, streams = read_nbest(nbest_file), [read_lines(r) for r in refs]
+        check_same_length([(r, s) for r, s in zip(refs, streams)])
+        if len(nbest.ids) != len(streams[0]):
+            raise InputError(f"{nbest_file} has segments 0-{len(nbest.ids) - 1} ({len(nbest.ids)}), the references "
+                             f"{len(streams[0])} lines ({refs[0]}): an n-best list for tuning covers every reference "
+                             f"line")
     try:
         command = shlex.split(scorer_cmd) if scorer_cmd else None
     except ValueError as exc:

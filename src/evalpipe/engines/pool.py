@@ -11,10 +11,8 @@ No partial total is returned.
 """
 from __future__ import annotations
 
-import multiprocessing as mp
+from concurrent.futures import as_completed  # (the package imports its process pool only when asked for it)
 from itertools import accumulate, chain
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, as_completed, wait
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from evalpipe.engines.base import Engine, Job, chunk_partial, chunk_rows, merge
@@ -38,14 +36,16 @@ def _run(task: tuple) -> Any:
 
 
 class PoolEngine(Engine):
-    """``workers`` processes; chunks of at most ``chunk_size`` segments (0: about 4 per worker)."""
+    """``workers`` processes; chunks of at most ``chunk_size`` segments (0: about 4 per worker).  A run whose
+    jobs hold less than ``min_work`` work in all (:meth:`evalpipe.inputs.Input.work`) is computed in this
+    process, without starting the workers (the automatic default, :func:`evalpipe.engines.make_engine`)."""
 
     name = "pool"
 
-    def __init__(self, workers: int = 2, chunk_size: int = 0, **settings: Any) -> None:
+    def __init__(self, workers: int = 2, chunk_size: int = 0, min_work: int = 0, **settings: Any) -> None:
         if workers < 1:
             raise EngineError(f"the pool engine needs at least 1 worker, got {workers}")
-        self.workers, self.chunk_size = workers, chunk_size
+        self.workers, self.chunk_size, self.min_work = workers, chunk_size, min_work
         self._pool: Optional[ProcessPoolExecutor] = None
         self._started: Any = None
         self._broken = ""
@@ -64,7 +64,10 @@ class PoolEngine(Engine):
     def _start(self) -> None:
         if self._pool is None and self._broken:
             raise EngineError(f"the pool engine cannot run more jobs: {self._broken}")
-        if self._pool is None:
+        if self._pool is None:  # multiprocessing is imported here: a run that stays in this process never pays it
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
             methods = mp.get_all_start_methods()
             context = mp.get_context("fork" if "fork" in methods else methods[0])
             self._started = context.SimpleQueue()
@@ -89,7 +92,8 @@ class PoolEngine(Engine):
         """Every job's chunks handed to the workers at once (small jobs are computed here meanwhile); each
         job's result as soon as its last chunk is back."""
         out: List[Any] = [None] * len(jobs)
-        remote = [i for i, job in enumerate(jobs) if not self._local(job)]
+        small = self.min_work and sum(job.input.work() for job in jobs) < self.min_work
+        remote = [] if small else [i for i, job in enumerate(jobs) if not self._local(job)]
         tasks: List[tuple] = []
         owner: List[int] = []  # the job of each task
         if remote:
@@ -101,6 +105,9 @@ class PoolEngine(Engine):
                     tasks.append((key, spec, chunk, want_rows, len(tasks)))
                     owner.append(i)
         futures = [self._pool.submit(_run, task) for task in tasks] if tasks else []
+        broken: Any = ()  # catches nothing when no worker runs
+        if tasks:
+            from concurrent.futures.process import BrokenProcessPool as broken
         try:
             for i, job in enumerate(jobs):
                 if i not in remote:
@@ -120,7 +127,7 @@ class PoolEngine(Engine):
                         merge(parts[i], len(parts[i][0].totals))
                     parts[i] = []
                     done(i)
-        except BrokenProcessPool:
+        except broken:
             raise self._died(futures, tasks) from None
         finally:
             for future in futures:
@@ -128,6 +135,8 @@ class PoolEngine(Engine):
         return out
 
     def _died(self, futures: List[Any], tasks: List[tuple]) -> EngineError:
+        from concurrent.futures import FIRST_EXCEPTION, wait
+
         wait(futures, return_when=FIRST_EXCEPTION)
         started = set()
         while not self._started.empty():

@@ -121,7 +121,7 @@ def expected_utilities(matrix: np.ndarray, weights: Optional[Sequence[float]] = 
         return matrix.mean(axis=1)
     w = np.asarray(weights, dtype=np.float64)
     if w.shape != (matrix.shape[1],) or (w < 0).any() or not w.sum() > 0:
-        raise InputError(f"expected {matrix.shape[1]} non-negative weights with a positive sum, got {list(w)}")
+        raise InputError(f"expected {matrix.shape[1]} non-negative weights with a positive sum, got {w.tolist()}")
     return matrix @ (w / w.sum())
 
 
@@ -157,11 +157,27 @@ class Choice(NamedTuple):
     utilities: List[float]
 
 
+def segment_utilities(metric: Any, candidates: Sequence[Sequence[str]],
+                      pseudo_references: Optional[Sequence[Sequence[str]]], aggregate: bool,
+                      weights: Optional[Sequence[Sequence[float]]], ties: str) -> List[Tuple[np.ndarray, Any]]:
+    """For every segment, ``(expected utilities, float32 means for ties="mbrs" or None)``."""
+    if aggregate:
+        return [(u, u) for u in aggregate_utilities(metric, candidates, pseudo_references)]
+    out = []
+    for g, m in enumerate(iter_pairwise(metric, candidates, pseudo_references)):
+        u = expected_utilities(m, None if weights is None else weights[g])
+        # mbrs: torch's mean of the float32 matrix (numpy sums float32 in another order)
+        out.append((u, _torch().from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy()
+                    if ties == "mbrs" else None))
+    return out
+
+
 def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]] = None,
-           aggregate: bool = False, weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first"
-           ) -> List[Choice]:
+           aggregate: bool = False, weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first",
+           engine: Any = None) -> List[Choice]:
     """MBR decisions of every segment (``weights[g]``: segment g's weights over its pseudo-references; ``ties``:
-    see :func:`select`)."""
+    see :func:`select`).  With an ``engine`` (:func:`evalpipe.engines.make_engine`) the segments are computed
+    where it runs them -- every core by default -- with the same choices."""
     if ties not in TIES:
         raise UsageError(f"expected ties first or mbrs, got {ties!r}")
     if ties == "mbrs" and weights is not None:
@@ -170,17 +186,18 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
         _torch()
     if aggregate and weights is not None:
         raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
-    if aggregate:
-        utilities = aggregate_utilities(metric, candidates, pseudo_references)
-        kept = utilities
+    if aggregate and getattr(metric, "pairwise_rows", None) is None:
+        aggregate_utilities(metric, [], [])  # the metric's refusal before any work
+    _check(candidates, candidates if pseudo_references is None else pseudo_references)
+    if engine is None:
+        rows = segment_utilities(metric, candidates, pseudo_references, aggregate, weights, ties)
     else:
-        utilities, kept = [], []
-        for g, m in enumerate(iter_pairwise(metric, candidates, pseudo_references)):
-            utilities.append(expected_utilities(m, None if weights is None else weights[g]))
-            if ties == "mbrs":  # mbrs: torch's mean of the float32 matrix (numpy sums float32 in another order)
-                kept.append(_torch().from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy())
+        from evalpipe.engines import Job
+        from evalpipe.mbr.sets import CandidateSets, Given
+
+        rows = engine.rows(Job(Given(metric), CandidateSets(candidates, pseudo_references, weights, aggregate, ties)))
     choices = []
-    for g, (cands, u) in enumerate(zip(candidates, utilities)):
-        k = select(kept[g] if ties == "mbrs" else u, metric.higher_is_better, ties)
+    for cands, (u, kept) in zip(candidates, rows):
+        k = select(kept if ties == "mbrs" else u, metric.higher_is_better, ties)
         choices.append(Choice(k, cands[k], u.tolist()))
     return choices

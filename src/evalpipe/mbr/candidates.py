@@ -4,18 +4,22 @@ Every reader returns one list of candidate strings per segment, and errors name 
 
 * :func:`from_systems` -- line i of every file is one candidate of segment i (system combination); the files
   must have the same number of lines.
-* :func:`from_nbest` -- Moses n-best lines ``ID ||| text ||| features ||| score``: ids 0, 1, 2, ... in order,
-  each id's lines together (an id without lines is a segment without candidates: an error).
-* :func:`from_jsonl` -- one JSON value per line: a list of strings, or an object with ``"candidates"`` (a list
-  of strings) and optionally ``"weights"`` (one non-negative number per pseudo-reference).
+* :func:`from_nbest` -- Moses n-best lines ``ID ||| text ||| features ||| score`` (:mod:`evalpipe.nbest`: ``|||``
+  with any spacing, empty hypotheses, 0-based ids; an id without lines is a segment without candidates: an error).
+* :func:`from_jsonl` -- one JSON value per line, read by :mod:`evalpipe.mbr.requests` (the line protocol's
+  reader: the same keys, unknown keys refused): a list of strings, or an object with ``"candidates"``,
+  optionally ``"pseudo_references"`` and ``"weights"`` (one non-negative number per pseudo-reference).
 """
 from __future__ import annotations
 
 import json
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence
 
+from evalpipe import nbest as nbest_files
 from evalpipe.corpus import check_same_length, read_lines
 from evalpipe.errors import InputError
+from evalpipe.mbr import requests
+from evalpipe.mbr.requests import Request
 
 
 def from_systems(paths: Sequence[str]) -> List[List[str]]:
@@ -25,53 +29,36 @@ def from_systems(paths: Sequence[str]) -> List[List[str]]:
 
 
 def from_nbest(path: str) -> List[List[str]]:
-    segments: List[List[str]] = []
-    for number, line in enumerate(read_lines(path), 1):
-        fields = line.split(" ||| ")
-        if len(fields) < 2:
-            raise InputError(f"expected ID ||| text ||| ... (Moses n-best), got {line[:80]!r}", path, number)
-        try:
-            ident = int(fields[0].strip())
-        except ValueError:
-            raise InputError(f"expected an integer sentence id, got {fields[0][:40]!r}", path, number) from None
-        if ident == len(segments) - 1:
-            segments[-1].append(fields[1].strip())
-        elif ident == len(segments):
-            segments.append([fields[1].strip()])
-        else:
-            raise InputError(f"expected sentence id {len(segments) - 1} or {len(segments)} (ids in order, each id's "
-                             f"lines together), got {ident}", path, number)
-    if not segments:
-        raise InputError("no n-best lines", path)
-    return segments
+    """The hypotheses of every segment of a Moses n-best list (:mod:`evalpipe.nbest`, the reader tune uses)."""
+    return [[entry.hypothesis for entry in segment] for segment in nbest_files.read(path)]
 
 
-def from_jsonl(path: str, what: str = "candidates") -> Tuple[List[List[str]], Optional[List[List[float]]]]:
-    """(lists of strings, weights per segment or None)."""
-    segments: List[List[str]] = []
-    weights: List[Optional[List[float]]] = []
+def from_jsonl(path: str, main: str = "candidates") -> List[Request]:
+    """One :class:`~evalpipe.mbr.requests.Request` per line (:mod:`evalpipe.mbr.requests`: the protocol's keys,
+    unknown keys refused); ``main`` is the key a line must have and a bare list stands for.  Lines of a
+    pseudo-references file carry ``pseudo_references`` and ``weights`` only."""
+    allowed = ("candidates", "pseudo_references", "weights") if main == "candidates" else ("pseudo_references", "weights")
+    out = []
     for number, line in enumerate(read_lines(path), 1):
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"expected JSON ({exc.msg})", path, number) from None
-        w = None
-        if isinstance(value, dict):
-            w = value.get("weights")
-            value = value.get("candidates")
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            raise InputError(f"expected a non-empty list of strings (or an object with \"{what}\"), got "
-                             f"{line[:80]!r}", path, number)
-        if w is not None and (not isinstance(w, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                                 and x >= 0 for x in w)):
-            raise InputError(f"expected \"weights\" as a list of non-negative numbers, got {str(w)[:80]}", path, number)
-        segments.append(value)
-        weights.append(None if w is None else [float(x) for x in w])
-    if not segments:
+        try:
+            out.append(requests.parse(value, main, allowed))
+        except InputError as exc:
+            raise InputError(str(exc), path, number) from None
+    if not out:
         raise InputError("no lines", path)
-    if all(w is None for w in weights):
-        return segments, None
-    if any(w is None for w in weights):
-        first = next(i for i, w in enumerate(weights) if w is None)
-        raise InputError("weights on some lines but not on others", path, first + 1)
-    return segments, weights  # type: ignore[return-value]
+    return out
+
+
+def per_segment(lines: Sequence[Request], key: str, path: str) -> Optional[List[Any]]:
+    """The ``key`` of every line, or None when no line has it; some lines with it and others without is an error."""
+    values = [getattr(r, key) for r in lines]
+    if all(v is None for v in values):
+        return None
+    if any(v is None for v in values):
+        first = next(i for i, v in enumerate(values) if v is None)
+        raise InputError(f"\"{key}\" on some lines but not on others", path, first + 1)
+    return values

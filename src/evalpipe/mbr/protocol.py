@@ -22,36 +22,21 @@ from evalpipe.errors import InputError
 
 def reply(metric: Any, fields: List[str]) -> List[str]:
     from evalpipe import mbr
+    from evalpipe.mbr import requests
 
-    options: dict = {}
     if len(fields) == 1 and fields[0].lstrip().startswith("{"):
         try:
-            request = json.loads(fields[0])
+            value = json.loads(fields[0])
         except json.JSONDecodeError as exc:
             raise InputError(f"MBR: expected a JSON object ({exc.msg})") from None
-        if not isinstance(request, dict):
+        if not isinstance(value, dict):
             raise InputError("MBR: expected a JSON object with \"candidates\"")
-        unknown = set(request) - {"candidates", "pseudo_references", "weights", "aggregate"}
-        if unknown:
-            raise InputError(f"MBR: unknown keys {sorted(unknown)}; expected candidates, pseudo_references, weights, "
-                             f"aggregate")
-        candidates, pseudo = request.get("candidates"), request.get("pseudo_references")
-        options = {"weights": request.get("weights"), "aggregate": request.get("aggregate", False)}
+        request = requests.parse(value, where="MBR: ")
     else:
-        candidates, pseudo = fields, None
-    for name, texts in (("candidates", candidates), ("pseudo_references", pseudo)):
-        if texts is None and name == "pseudo_references":
-            continue
-        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
-            raise InputError(f"MBR: expected {name} as a non-empty list of strings, got {str(texts)[:60]}")
-    if not isinstance(options.get("aggregate", False), bool):
-        raise InputError("MBR: expected \"aggregate\" true or false")
-    weights = options.get("weights")
-    if weights is not None:
-        if not isinstance(weights, list) or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
-                                                    for w in weights):
-            raise InputError(f"MBR: expected \"weights\" as a list of numbers, got {str(weights)[:60]}")
-        weights = [weights]
-    (choice,) = mbr.decode(metric, [candidates], None if pseudo is None else [pseudo],
-                           aggregate=options.get("aggregate", False), weights=weights)
+        request = requests.parse(fields, where="MBR: ")
+    pseudo = request.pseudo_references
+    requests.check_weights(request.weights, pseudo or request.candidates, "MBR: ")
+    (choice,) = mbr.decode(metric, [request.candidates], None if pseudo is None else [pseudo],
+                           aggregate=bool(request.aggregate),
+                           weights=None if request.weights is None else [request.weights])
     return [f"{choice.index} ||| {' '.join(repr(float(u)) for u in choice.utilities)}"]

@@ -19,6 +19,8 @@ numbers that a reader can hover over, and fast to draw.)
 """
 from __future__ import annotations
 
+import logging
+
 import io
 import os
 from typing import Any, Dict, List, Optional, Sequence
@@ -39,6 +41,32 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported (reports draw their figures with it)."""
+    try:
+        pyplot()
+    except UsageError:
+        return False
+    return True
+
+
+MISSING = ("<p class=\"note\">Figure left out: matplotlib is not installed "
+           "(<code>pip install 'evalpipe[report]'</code> draws it).</p>")
+_warned: List[bool] = []
+
+
+def svg(build: Any, *args: Any) -> str:
+    """``render(build(*args))`` -- a figure as inline SVG -- or, without matplotlib, a note in its place (and one
+    warning on stderr per process): a report is written with its tables either way."""
+    if available():
+        return render(build(*args))
+    if not _warned:
+        _warned.append(True)
+        logging.getLogger(__name__).warning("figures left out of the report: matplotlib is not installed "
+                                            "(pip install 'evalpipe[report]')")
+    return MISSING
 
 
 def intervals(doc: Dict[str, Any], metric: str) -> List[Dict[str, Any]]:

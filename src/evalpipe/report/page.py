@@ -129,7 +129,7 @@ def corpus_report(doc: Dict[str, Any], title: str = "evalpipe: corpus scores") -
     signatures = "".join(f"<br>{escape(figures.label_of(doc, m))}: <code>{escape(_signature(doc, m))}</code>"
                          for m in figures.metrics_of(doc))
     parts += ["<h2>Scores with 95 % bootstrap intervals</h2>",
-              "<figure>" + figures.render(figures.interval_figure(doc)) +
+              "<figure>" + figures.svg(figures.interval_figure, doc) +
               f"<figcaption class=\"caption\">Each system's score and its 95 % bootstrap interval "
               f"({escape(str(test.get('trials') or 'no'))} resamples), best first per metric.{signatures}"
               f"</figcaption></figure>"]
@@ -162,7 +162,7 @@ def meta_report(doc: Dict[str, Any], title: str = "evalpipe: metrics against hum
     parts = [f"<h1>{escape(title)}</h1>",
              f"<p class=\"meta\">{escape(str(doc.get('test_set', '')))} {escape(str(doc.get('lp', '')))}: {setting}.</p>",
              "<h2>Correlation of each metric, with significance clusters</h2>",
-             "<figure>" + figures.render(figures.correlation_figure(doc)) +
+             "<figure>" + figures.svg(figures.correlation_figure, doc) +
              f"<figcaption class=\"caption\">Metrics best first; the number in brackets is the significance cluster "
              f"(MTME's ranking: a metric starts a new cluster when a better metric of the current one beats it with "
              f"p &le; {threshold} in the PERM-BOTH permutation test, {escape(str(doc.get('trials', '?')))} "
@@ -179,7 +179,7 @@ def meta_report(doc: Dict[str, Any], title: str = "evalpipe: metrics against hum
              f"column metric (green: p &le; {threshold}).</figcaption></figure>"]
     if "human_scores" in doc:
         parts += ["<h2>Human against metric scores, one point per system</h2>",
-                  "<figure>" + figures.render(figures.scatter_figure(doc)) + "</figure>"]
+                  "<figure>" + figures.svg(figures.scatter_figure, doc) + "</figure>"]
     return _page(title, parts)
 
 
@@ -204,7 +204,7 @@ def simul_report(runs: Dict[str, Dict[str, Any]], instances: Optional[List[Dict[
              f"<p class=\"meta\">{len(runs)} run(s); latency convention {escape(str(first.get('convention', '?')))}; "
              f"latency is the mean over sentences with a hypothesis.</p>",
              "<h2>Quality against latency</h2>",
-             "<figure>" + figures.render(figures.quality_latency_figure(runs)) +
+             "<figure>" + figures.svg(figures.quality_latency_figure, runs) +
              f"<figcaption class=\"caption\">One point per run.{signatures}</figcaption></figure>", table]
     if instances:
         if not 0 <= sentence < len(instances):
@@ -212,7 +212,7 @@ def simul_report(runs: Dict[str, Dict[str, Any]], instances: Optional[List[Dict[
         record = instances[sentence]
         _require(record, ("delays", "source_length"), f"instance {sentence}")
         parts += [f"<h2>Sentence {sentence}: when each target word was written</h2>",
-                  "<figure>" + figures.render(figures.staircase_figure(record)) +
+                  "<figure>" + figures.svg(figures.staircase_figure, record) +
                   f"<figcaption class=\"caption\">Reference: {escape(str(record.get('reference', '—')))}</figcaption></figure>"]
     return _page(title, parts)
 
@@ -230,9 +230,9 @@ def compare_report(doc: Dict[str, Any], title: str = "evalpipe: two systems comp
              f"<p class=\"meta\">{a}: BLEU {doc['bleu'][0]:.2f}; {b}: BLEU {doc['bleu'][1]:.2f} (compare-mt's corpus "
              f"BLEU on space-split tokens); {doc['sentences']} sentences, {b} better on {wins}, worse on {losses}. "
              f"Every number equals compare-mt 0.2.10's on the same files.</p>",
-             "<h2>Sentence scores</h2>", "<figure>" + figures.render(figures.distribution_figure(doc)) + "</figure>",
+             "<h2>Sentence scores</h2>", "<figure>" + figures.svg(figures.distribution_figure, doc) + "</figure>",
              "<h2>By reference length and by word frequency</h2>",
-             "<figure>" + figures.render(figures.bucket_figure(doc)) +
+             "<figure>" + figures.svg(figures.bucket_figure, doc) +
              "<figcaption class=\"caption\">Left: compare-mt's BLEU of the sentences in each reference-length bucket "
              "(sentences per bucket: " + ", ".join(f"{escape(lb)}: {n}" for lb, n in zip(doc["length"]["buckets"],
                                                                                           doc["length"]["sentences"])) +
@@ -266,7 +266,7 @@ def mbr_report(doc: Dict[str, Any], title: str = "evalpipe: minimum Bayes risk s
              f"candidates each; utility <code>{escape(doc['metric'])}</code> "
              f"({'reference aggregation' if doc.get('aggregate') else 'expected over the pseudo-references'}; ties: "
              f"{escape(str(doc.get('ties', 'first')))}); signature <code>{escape(doc['signature'])}</code></p>",
-             "<figure>" + figures.render(figures.mbr_figure(doc)) + "</figure>"]
+             "<figure>" + figures.svg(figures.mbr_figure, doc) + "</figure>"]
     counts = doc.get("chosen_per_system")
     if counts:
         total = sum(counts.values()) or 1

@@ -4,7 +4,9 @@ score, signature and (optionally) bootstrap interval and paired test.
 The metrics travel as one :class:`BundleSpec` in one job, so each talk is realigned once for all of
 them, in the worker that holds it; engines split the job by talk (:class:`~evalpipe.inputs.Talks`).
 Rows are talks, so bootstrap intervals and paired tests resample talks: a talk's sentences share its
-realignment and its clock and are not independent draws.  Several logs of the same references are
+realignment and its clock and are not independent draws.  Fewer than :data:`MIN_TALKS_RESAMPLED` talks are
+not resampled at all -- n talks have only C(2n-1, n) distinct bootstrap samples (3 for 2 talks, 126 for 5),
+so an interval or a p-value over them says nothing -- and asking for one is a usage error.  Several logs of the same references are
 several systems; the first is the baseline of ``paired``.
 """
 from __future__ import annotations
@@ -61,6 +63,9 @@ def talk_rows(talks: Iterable[Tuple[int, Talk]], bundle_spec: BundleSpec, engine
     return [row for _, row in found]
 
 
+MIN_TALKS_RESAMPLED = 10  # talks below which --confidence and --paired-bs are refused
+
+
 def score_talks(systems: Sequence[Tuple[str, Iterable[Tuple[int, Talk]]]], specs: Sequence[MetricSpec],
                 engine: Engine, confidence: int = 0, paired: bool = False, seed: Optional[int] = 12345,
                 settings: Optional[Dict[str, Any]] = None) -> Tuple[List[Result], Dict[str, Any]]:
@@ -78,6 +83,10 @@ def score_talks(systems: Sequence[Tuple[str, Iterable[Tuple[int, Talk]]]], specs
     if any(len(m) != n for m in matrices):
         raise UsageError(f"the logs compared must hold the same talks; they hold {[len(m) for m in matrices]}")
     trials = confidence or (1000 if paired else 0)
+    if trials and n < MIN_TALKS_RESAMPLED:
+        asked = " and ".join(w for w, on in (("--confidence", confidence), ("--paired-bs", paired)) if on)
+        raise UsageError(f"{asked} {'resample' if confidence and paired else 'resamples'} talks, and the logs hold {n}: at least {MIN_TALKS_RESAMPLED} are needed "
+                         f"for a meaningful interval or p-value (n talks have only C(2n-1, n) distinct resamples)")
     counts = resample.bootstrap_counts(n, trials, seed) if trials and n else None
     extra: Dict[str, Any] = {f"{k}": v for k, v in (settings or {}).items()}
     if trials:

@@ -142,6 +142,6 @@ class ReplayAgent(LongformAgent):
 
 def load_agent(name: str, options: Dict[str, Any]) -> LongformAgent:
     """An agent by entry-point name (``evalpipe.longform_agents``) or ``module:Class``, built with options."""
-    from evalpipe.registry import load_class
+    from evalpipe.registry import build_with_settings, load_class
 
-    return load_class(name, "evalpipe.longform_agents")(**options)
+    return build_with_settings(load_class(name, "evalpipe.longform_agents"), options, f"agent {name!r}")

@@ -58,11 +58,18 @@ def _yaml(path: str) -> Any:
     try:
         import yaml
     except ImportError:
-        raise UsageError(f"reading {path} needs PyYAML: pip install 'evalpipe[stream]' (or give JSON)") from None
+        try:
+            return json.loads(raw)  # JSON is YAML: read it without PyYAML
+        except ValueError:
+            raise UsageError(f"{path} is not JSON, and reading YAML needs PyYAML: pip install 'evalpipe[stream]'"
+                             ) from None
     try:
         return yaml.safe_load(raw)
     except yaml.YAMLError as exc:
-        raise InputError(f"expected YAML: {exc}", path) from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"expected YAML or JSON: {problem}{where}", path) from None
 
 
 def read_eval_config(path: Optional[str]) -> str:
@@ -152,20 +159,22 @@ def read_segments(audio_definition: str) -> "OrderedDict[str, List[RefSentence]]
     return talks
 
 
-def read_references(audio_definition: str, reference: str) -> "OrderedDict[str, List[RefSentence]]":
-    """Every talk's reference sentences with their offsets and durations, in the definition's order."""
+def read_references(audio_definition: str, reference: str, what: str = "reference"
+                    ) -> "OrderedDict[str, List[RefSentence]]":
+    """Every talk's reference sentences (or, ``what="source"``, source sentences) with their offsets and durations,
+    in the definition's order."""
     talks = read_segments(audio_definition)
     count = sum(map(len, talks.values()))
     lines = [line.strip() for line in read_lines(reference, allow_empty=True)]
     if len(lines) != count:
-        raise InputError(f"expected one reference line per audio-definition entry ({count} in "
+        raise InputError(f"expected one {what} line per audio-definition entry ({count} in "
                          f"{audio_definition}), got {len(lines)}", reference)
     number = 0
     for name, spans in talks.items():
         for k, span in enumerate(spans):
             number += 1
             if not lines[number - 1]:
-                raise InputError(f"talk {name!r}: expected a reference sentence, got an empty line", reference, number)
+                raise InputError(f"talk {name!r}: expected a {what} sentence, got an empty line", reference, number)
             spans[k] = RefSentence(lines[number - 1], span.offset, span.duration)
     return talks
 

@@ -11,6 +11,9 @@
      "resegmenter": "omnisteval" | "mweralign",         (default omnisteval)
      "lang": null | "de" | ...}                         (OmniSTEval's Moses tokenization)
 
+Unknown top-level keys and reference keys are refused (a misspelt ``"detokeniser"`` would silently mean
+``word``); a step may carry the other fields of the simulstream log line it was copied from.
+
 The reply is the talk's stats vector: the sum of its realigned sentences' vectors (a talk metric's own
 vector), so a client sums the replies of its talks and sends ``EVAL`` as for any metric.  The server
 rebuilds and realigns the talk; a bad talk is an ``ERROR`` line naming what was expected, and the
@@ -27,6 +30,9 @@ from evalpipe.inputs import Talks
 from evalpipe.sufficient_stats.talks import RefSentence, Talk
 
 
+KEYS = ("name", "references", "steps", "detokenizer", "unit", "resegmenter", "lang")
+
+
 def _number(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"talk: expected {what} to be a number, got {value!r}")
@@ -41,9 +47,15 @@ def talk_of(payload: str) -> Talk:
         raise InputError(f"talk: expected one JSON object, got {payload[:60]!r} ({exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("references"), list) or not isinstance(doc.get("steps"), list):
         raise InputError("talk: expected a JSON object with references and steps lists")
+    unknown = sorted(set(doc) - set(KEYS))
+    if unknown:
+        raise InputError(f"talk: unknown keys {unknown}; expected {', '.join(KEYS)}")
     name = str(doc.get("name", "talk"))
     refs = []
     for i, r in enumerate(doc["references"], 1):
+        if isinstance(r, dict) and set(r) - {"content", "offset", "duration"}:
+            raise InputError(f"talk {name!r}: reference {i}: unknown keys {sorted(set(r) - {'content', 'offset', 'duration'})}"
+                             f"; expected content, offset, duration")
         if not isinstance(r, dict) or not isinstance(r.get("content"), str) or not r["content"].strip():
             raise InputError(f"talk {name!r}: reference {i}: expected content (non-empty text), offset and duration")
         duration = _number(r.get("duration"), f"reference {i}'s duration")

@@ -1,9 +1,10 @@
-"""Moses-format n-best lists: ``id ||| hypothesis ||| features ||| total`` (extra fields ignored).
+"""Moses-format n-best lists for tuning: ``id ||| hypothesis ||| features ||| total`` (extra fields ignored), read
+by :mod:`evalpipe.nbest` (``|||`` with any spacing, empty hypotheses, 0-based ids without gaps).
 
 Features are dense: ``Name= v_1 v_2 ...`` gives features ``Name_1, Name_2, ...`` (``Name`` alone for one
 value), and ``name=value`` tokens are accepted too.  Every line of a list must have the same features
-in the same order; ids are integers (0-based segment numbers, not necessarily contiguous in the file).
-Errors name the file and line.
+in the same order; ids are 0-based segment numbers, every one from 0 to the largest with lines (which need not
+be together in the file).  Errors name the file and line.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalpipe import nbest as nbest_files
 from evalpipe.corpus import read_lines
 from evalpipe.errors import InputError
 
@@ -56,42 +58,33 @@ def parse_features(text: str) -> Tuple[List[str], List[float]]:
 
 
 def parse_nbest(lines: Sequence[str], source: str = "<n-best>") -> NBest:
-    """The n-best list of ``lines`` (see the module docstring)."""
+    """The n-best list of ``lines``, read by :mod:`evalpipe.nbest` (the reader ``evalpipe mbr`` uses too), with
+    every line's features parsed; every line must have the features of the first, in the same order."""
     nbest: Optional[NBest] = None
     rows: Dict[int, List[List[float]]] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split("|||")]
-        if len(fields) < 3:
-            raise InputError(f"expected 'id ||| hypothesis ||| features [||| total]', got {len(fields)} field(s)",
-                             source, number)
-        try:
-            sid = int(fields[0])
-        except ValueError:
-            raise InputError(f"expected an integer segment id, got {fields[0]!r}", source, number) from None
-        try:
-            names, values = parse_features(fields[2])
-        except InputError as exc:
-            raise InputError(str(exc), source, number) from None
-        if nbest is None:
-            nbest = NBest(names)
-        elif names != nbest.feature_names:
-            raise InputError(f"expected the features {' '.join(nbest.feature_names)} (as on the first line), "
-                             f"got {' '.join(names)}", source, number)
-        if sid not in rows:
-            nbest.ids.append(sid)
-            rows[sid], nbest.hypotheses[sid] = [], []
-        rows[sid].append(values)
-        nbest.hypotheses[sid].append(fields[1])
-    if nbest is None:
-        raise InputError(f"{source} holds no n-best lines")
+    for segment in nbest_files.parse(lines, source):
+        for entry in segment:
+            try:
+                names, values = parse_features(entry.features)
+            except InputError as exc:
+                raise InputError(str(exc), source, entry.line) from None
+            if nbest is None:
+                nbest = NBest(names)
+            elif names != nbest.feature_names:
+                raise InputError(f"expected the features {' '.join(nbest.feature_names)} (as on the first line), "
+                                 f"got {' '.join(names)}", source, entry.line)
+            if entry.segment not in rows:
+                nbest.ids.append(entry.segment)
+                rows[entry.segment], nbest.hypotheses[entry.segment] = [], []
+            rows[entry.segment].append(values)
+            nbest.hypotheses[entry.segment].append(entry.hypothesis)
+    assert nbest is not None  # the reader refuses a list without lines
     nbest.features = {sid: np.array(r, dtype=np.float64) for sid, r in rows.items()}
     return nbest
 
 
 def read_nbest(path: str) -> NBest:
-    return parse_nbest(read_lines(path), path)
+    return parse_nbest(read_lines(path, allow_empty=True), path)
 
 
 def format_line(sid: int, hypothesis: str, names: Sequence[str], values: Sequence[float]) -> str:

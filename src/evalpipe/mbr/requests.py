@@ -1,0 +1,66 @@
+"""The one reader of MBR requests in JSON: the line protocol's ``MBR ||| {...}``, the lines of ``evalpipe mbr
+--samples`` and of ``--pseudo-references``.  The same keys everywhere, unknown keys refused:
+
+* ``candidates`` -- a non-empty list of strings;
+* ``pseudo_references`` -- a non-empty list of strings (default: the candidates);
+* ``weights`` -- one non-negative number per pseudo-reference, with a positive sum (default: uniform);
+* ``aggregate`` -- ``true`` or ``false``: reference aggregation (the protocol; the command's flag is ``--aggregate``).
+
+A bare JSON list of strings is the value of the reader's main key (``candidates``, or ``pseudo_references`` for a
+pseudo-references file).
+"""
+from __future__ import annotations
+
+from typing import Any, List, NamedTuple, Optional, Sequence
+
+from evalpipe.errors import InputError
+
+KEYS = ("candidates", "pseudo_references", "weights", "aggregate")
+
+
+class Request(NamedTuple):
+    """One segment's MBR request; a key not given is None."""
+
+    candidates: Optional[List[str]] = None
+    pseudo_references: Optional[List[str]] = None
+    weights: Optional[List[float]] = None
+    aggregate: Optional[bool] = None
+
+
+def _texts(value: Any, key: str, where: str) -> List[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where}expected \"{key}\" as a non-empty list of strings, got {str(value)[:60]}")
+    return value
+
+
+def parse(value: Any, main: str = "candidates", allowed: Sequence[str] = KEYS, where: str = "") -> Request:
+    """The request in a decoded JSON ``value``: an object with some of ``allowed`` (``main`` required), or a bare
+    list, the value of ``main``.  ``where`` prefixes messages (``"MBR: "``)."""
+    if isinstance(value, list):
+        value = {main: value}
+    if not isinstance(value, dict):
+        raise InputError(f"{where}expected a JSON object with \"{main}\" or a list of strings, got {str(value)[:60]}")
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        raise InputError(f"{where}unknown keys {unknown}; expected {', '.join(allowed)}")
+    if main not in value:
+        raise InputError(f"{where}expected \"{main}\", got only {sorted(value)}")
+    got = {k: _texts(value[k], k, where) for k in ("candidates", "pseudo_references") if k in value}
+    weights = value.get("weights")
+    if weights is not None:
+        if not isinstance(weights, list) or not all(isinstance(w, (int, float)) and not isinstance(w, bool)
+                                                    and w >= 0 for w in weights) or not sum(weights) > 0:
+            raise InputError(f"{where}expected \"weights\" as a list of non-negative numbers with a positive sum, got "
+                             f"{str(weights)[:60]}")
+        got["weights"] = [float(w) for w in weights]
+    if "aggregate" in value:
+        if not isinstance(value["aggregate"], bool):
+            raise InputError(f"{where}expected \"aggregate\" true or false, got {str(value['aggregate'])[:20]}")
+        got["aggregate"] = value["aggregate"]
+    return Request(**got)
+
+
+def check_weights(weights: Optional[Sequence[float]], pseudo_references: Sequence[str], where: str = "") -> None:
+    """One weight per pseudo-reference."""
+    if weights is not None and len(weights) != len(pseudo_references):
+        raise InputError(f"{where}{len(weights)} weights for {len(pseudo_references)} pseudo-references")
