@@ -12,11 +12,18 @@ from click.testing import CliRunner
 from evalpipe.cli import main
 from evalpipe.cli.base import Flag
 from evalpipe.cli.score_corpus import RULES as SCORE_CORPUS
+from evalpipe.cli.meta_eval import RULES as META_EVAL
 from evalpipe.cli.stream import SCORE_RULES as STREAM_SCORE
 
-TABLES = {"score-corpus": SCORE_CORPUS, "stream score": STREAM_SCORE}
+from conftest import DATA
+
+TABLES = {"score-corpus": SCORE_CORPUS, "stream score": STREAM_SCORE,
+          **{f"meta-eval {name}": rules for name, rules in META_EVAL.items()}}
 #: what a command needs besides the options under test (required options; the rules act before any reading)
-BASE = {"score-corpus": [], "stream score": ["--log-file", "log.jsonl", "-r", __file__]}
+NEWS = ["--root", str(DATA), "--test-set", "wmt21.news", "-l", "en-de"]
+BASE = {"score-corpus": [], "stream score": ["--log-file", "log.jsonl", "-r", __file__],
+        "meta-eval correlate": NEWS, "meta-eval compare": NEWS + ["BLEU-refA", "chrF-refA"],
+        "meta-eval matrix": NEWS}
 
 
 def words(command: str, flag: Flag, tmp: str) -> List[str]:
@@ -27,9 +34,10 @@ def words(command: str, flag: Flag, tmp: str) -> List[str]:
     param = next(p for p in cmd.params if flag.flag in getattr(p, "opts", []) + getattr(p, "secondary_opts", []))
     if param.is_flag:
         return [flag.flag]
-    value = flag.values[0] if flag.values else {"--report": f"{tmp}/r.html", "--plot": f"{tmp}/p.svg",
+    choices = getattr(param.type, "choices", None)
+    value = flag.values[0] if flag.values else list(choices)[-1] if choices else {"--report": f"{tmp}/r.html", "--plot": f"{tmp}/p.svg",
                                                 "--spark-master": "local[1]", "--lang": "en",
-                                                "--eval-config": f"{tmp}/c.yaml"}.get(flag.flag, "3")
+                                                "--eval-config": f"{tmp}/c.yaml", "--sample-rate": "0.5"}.get(flag.flag, "3")
     return [flag.flag, value]
 
 

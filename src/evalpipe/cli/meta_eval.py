@@ -9,7 +9,7 @@ from typing import Dict, List, Sequence
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Group, stacked
+from evalpipe.cli.base import Flag, Group, Rules, check_rules, stacked
 from evalpipe.corpus import write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
@@ -55,6 +55,31 @@ corr_options = stacked([
     click.option("--min-systems", type=click.IntRange(min=2), default=3, show_default=True,
                  help="fewest systems a correlation is computed over; fewer is an error (2 allows a pair)"),
 ])
+
+
+def _rules(command: str) -> Rules:
+    """The meta-eval commands' options that act only beside another, and those that cannot act together."""
+    F = Flag
+    kendall, pairwise = F("--statistic", ("kendall",)), F("--test", ("pairwise",))
+    if command == "compare":
+        return Rules(
+            conflicts=((F("--epsilon"), pairwise, "the pairwise test takes --epsilon1 and --epsilon2"),
+                       (F("--k-block"), F("--test", ("bootstrap",)), "--test bootstrap draws all its trials"),
+                       (F("--mode"), F("--test", ("bootstrap",)), "the bootstrap test has one way of drawing")),
+            requires=((F("--variant"), (kendall, pairwise), "it is Kendall's variant"),
+                      (F("--epsilon"), (kendall,), "it is Kendall's metric tie threshold"),
+                      *((F(flag), (pairwise,), "it belongs to the pair-swapping test")
+                        for flag in ("--epsilon1", "--epsilon2", "--sample-rate"))))
+    requires = [(F("--variant"), (kendall,), "it is Kendall's variant"),
+                (F("--epsilon"), (kendall,), "it is Kendall's metric tie threshold")]
+    if command == "correlate":
+        requires.append((F("--sample-rate"), (F("--tie-calibration"),), "it samples the pairs of tie calibration"))
+        return Rules(conflicts=((F("--epsilon"), F("--tie-calibration"), "tie calibration finds the threshold"),),
+                     requires=tuple(requires))
+    return Rules(requires=tuple(requires))
+
+
+RULES = {command: _rules(command) for command in ("correlate", "compare", "matrix")}
 
 
 def _stat_options(statistic, variant, epsilon):
@@ -162,10 +187,11 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
               help="metric scores as SYSTEM SCORE lines (default: stdin)")
 @click.option("--tie-calibration", is_flag=True,
               help="Kendall 23/acc23 with the metric tie threshold optimized (MTME's KendallWithTiesOpt)")
-@click.option("--sample-rate", type=float, default=1.0, show_default=True, help="pair sampling for --tie-calibration")
+@click.option("--sample-rate", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True, help="pair sampling for --tie-calibration")
 def correlate_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon,
                       include_human, fmt, min_systems, scores_file, tie_calibration, sample_rate):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
+    check_rules(RULES["correlate"])
     evs = EvalSet(root, test_set, language_pair)
     where = "<stdin>" if scores_file == "-" else scores_file
     scores = parse_score_lines(sys.stdin.read().splitlines(), where) if scores_file == "-" else \
@@ -240,8 +266,7 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     the pair-swapping permutation test of Kendall-like correlations)"""
     from evalpipe.meta.significance import bootstrap_test, permutation_test
 
-    if test_kind == "bootstrap" and k_block is not None:
-        raise UsageError("--k-block sets the early stopping of permutation tests; --test bootstrap draws all its trials")
+    check_rules(RULES["compare"])
     k_block = k_block or MTME_K_BLOCK
     evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
@@ -299,6 +324,7 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
     system's human and metric scores (what a report's scatter plots show)."""
     from evalpipe.meta.significance import significance_matrix
 
+    check_rules(RULES["matrix"])
     evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
     names = [n for value in metric_names for n in value.split(",") if n] or \
