@@ -220,8 +220,16 @@ def test_stream_score_refuses_resampling_two_talks(tmp_path):
     (("yaml",), ["stream", "score", "-a", NEWS / "sources" / "en-de.txt", "-r", REF, "--log-file", REF], "'evalpipe[stream]'"),
     (("pyspark",), ["score-corpus", "-r", REF, "--engine", "spark", SYSTEMS["UEdin"]], "'evalpipe[spark]'"),
     (("torch",), ["mbr", "--ties", "mbrs", SYSTEMS["UEdin"], SYSTEMS["ICL"]], "torch"),
+    (("mweralign",), ["stream", "score", "--log-file", "LOG", "-a", LONGFORM / "audio.json", "-r",
+                      LONGFORM / "reference.de", "--resegmenter", "mweralign"], "'evalpipe[mweralign]'"),
+    (("mosestokenizer",), ["stream", "score", "--log-file", "LOG", "-a", LONGFORM / "audio.json", "-r",
+                           LONGFORM / "reference.de", "--lang", "de"], "'evalpipe[stream]'"),
 ])
 def test_a_missing_optional_package_is_one_line(tmp_path, modules, args, needle):
+    if "LOG" in args:
+        log = tmp_path / "demo.jsonl"
+        assert evalpipe("stream", "run", "--demo", "--output", log).returncode == 0
+        args = [log if a == "LOG" else a for a in args]
     done = evalpipe(*args, env=without(tmp_path, *modules), stdin="SCORE ||| a ||| b\n")
     one_error(done, needle)
 

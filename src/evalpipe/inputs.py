@@ -265,6 +265,11 @@ class Talks(Input):
     def __len__(self) -> int:
         return len(self.talks)
 
+    def work(self) -> int:
+        """Realigning and scoring a talk costs about 1.1 ms per reference sentence (the shipped demo's two talks:
+        0.2 s for 171 sentences), some 50 text segments of BLEU + chrF."""
+        return 50 * sum(len(talk.references) for talk in self.talks)
+
     def split(self, parts: int) -> List["Input"]:
         return [Talks(self.talks[a:b], self.name) for a, b in _bounds(len(self), parts)]
 
