@@ -286,3 +286,43 @@ def test_report_images_resolve_from_the_page_that_links_them():
     page = ROOT / "docs" / "reports.md"
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", page.read_text(encoding="utf-8"))
     assert links and all((page.parent / link).exists() for link in links), links
+
+
+# every core without a flag
+
+def test_the_default_engine_uses_every_core_above_the_threshold_only(monkeypatch):
+    from evalpipe import engines
+    from evalpipe.engines import AUTO_MIN_WORK, Job, make_engine
+    from evalpipe.inputs import TextPairs
+    from evalpipe.registry import metric_specs
+
+    monkeypatch.setattr(engines, "available_cores", lambda: 2)
+    (spec,) = metric_specs(["bleu"])
+    hyps = SYSTEMS["UEdin"].read_text(encoding="utf-8").splitlines()
+    refs = REF.read_text(encoding="utf-8").splitlines()
+    small = Job(spec, TextPairs(hyps, [refs]))
+    copies = -(-AUTO_MIN_WORK // len(hyps))
+    large = Job(spec, TextPairs(hyps * copies, [refs * copies]))
+    with make_engine() as engine:
+        assert engine.name == "pool" and engine.workers == 2
+        assert engine.total(small) == spec.build().corpus_partial(hyps, [refs]).finish()
+        assert engine._pool is None  # below the threshold: this process, no worker started
+        total = engine.total(large)
+        assert engine._pool is not None and total == [c * copies for c in engine.total(small)]
+    with make_engine(workers=1) as engine:
+        assert engine.name == "local"
+
+
+def test_the_sacrebleu_drop_in_above_the_threshold_with_its_own_paired_jobs(tmp_path):
+    """Above the threshold the drop-in computes its rows on every core; inside sacrebleu's -j worker processes
+    (daemons, which may not start processes) it stays in one: the output is sacrebleu's, byte for byte."""
+    hyps = SYSTEMS["UEdin"].read_text(encoding="utf-8") * 14  # 4,200 lines
+    (tmp_path / "a").write_text(hyps, encoding="utf-8")
+    (tmp_path / "b").write_text(SYSTEMS["ICL"].read_text(encoding="utf-8") * 14, encoding="utf-8")
+    (tmp_path / "ref").write_text(REF.read_text(encoding="utf-8") * 14, encoding="utf-8")
+    args = [str(tmp_path / "ref"), "-i", str(tmp_path / "a"), str(tmp_path / "b"), "--paired-bs", "-j", "2",
+            "--paired-bs-n", "50", "-m", "bleu", "chrf", "-f", "text"]
+    ours = evalpipe("sacrebleu", *args)
+    theirs = subprocess.run([script("sacrebleu"), *args], capture_output=True, text=True, env=child_env(), timeout=300)
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr[-500:]
+    assert ours.stdout == theirs.stdout

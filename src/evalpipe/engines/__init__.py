@@ -33,6 +33,15 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _in_daemon() -> bool:
+    """Whether this is a daemonic worker process (sacrebleu's ``-j`` pool, say), which may not start processes of
+    its own.  A process that never imported multiprocessing is none."""
+    import sys
+
+    mp = sys.modules.get("multiprocessing")
+    return bool(mp is not None and mp.current_process().daemon)
+
+
 def make_engine(name: str = "local", workers: Optional[int] = None, **settings: Any) -> Engine:
     """An engine by entry-point name (or ``module:Class``).  ``workers=None`` means every core: ``local``
     becomes a pool of :func:`available_cores` workers that stays in this process below :data:`AUTO_MIN_WORK`
@@ -41,7 +50,7 @@ def make_engine(name: str = "local", workers: Optional[int] = None, **settings: 
     (``spark_master`` reaches Spark as ``master``), so a new engine accepts and ignores settings it
     does not use."""
     if workers is None and name in ("local", "pool"):
-        cores = available_cores()
+        cores = 1 if _in_daemon() else available_cores()
         if name == "local" and cores > 1:
             name, settings["min_work"] = "pool", AUTO_MIN_WORK
         workers = cores
