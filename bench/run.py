@@ -23,6 +23,7 @@ import bench_sacrebleu_cli  # noqa: E402
 import bench_simul  # noqa: E402
 import bench_stream  # noqa: E402
 import bench_tune  # noqa: E402
+import bench_wer  # noqa: E402
 import bench_workers  # noqa: E402
 
 
@@ -57,6 +58,8 @@ def main() -> None:
     bench_meta.main(scale)
     print("## every core without a flag (issue 33)")
     bench_workers.main(scale)
+    print("## WER against jiwer and SimulEval's scorer (issue 36)")
+    bench_wer.main(3)
     print("## minimum Bayes risk decoding (issue 28)")
     bench_mbr.main(max(1, round(3 * scale)))
 

@@ -11,6 +11,7 @@ n-gram matches     ``ngram_matches.c``   :mod:`.ngram_matches` (a block; the ref
 one-line matches   ``ngram_matches.c``   :mod:`.ngram_line` (one segment; the reference is dicts)
 Tercom edits       ``tercom.c``          :mod:`.tercom` (TER's edit count on word ids)
 MBR pair matches   ``pairwise_ngrams.c`` :mod:`.pairwise_ngrams` (every candidate x pseudo-reference)
+edit distance      ``edit_distance.c``   :mod:`.edit_distance` (WER's edit count on word ids)
 =================  ====================  ======================================================
 
 (:mod:`.flat_lines` is the block layout the tokenizers share.)  One switch picks the implementation:

@@ -1,0 +1,80 @@
+"""Word error rate as sufficient statistics, jiwer's and SimulEval's.
+
+Stats layout: ``edits, ref_words`` -- the Levenshtein distance between the hypothesis's and the reference's words
+(insertions, deletions and substitutions, each 1) and the number of reference words.  Score (a percentage, lower
+is better)::
+
+    WER = 100 * sum(edits) / sum(ref_words)
+
+the corpus definition of jiwer 4.0.0 (``jiwer.wer`` of lists: (S + D + I) / (H + S + D), times 100 here) and of
+SimulEval 1.1.4's ``WER`` quality scorer.  A corpus without reference words has no WER (undefined, not 0).
+
+Words (option ``normalize``):
+
+* ``jiwer`` (default) -- jiwer's default transform ``wer_default``: runs of two or more whitespace characters
+  become one space, the text is stripped, and words are what lies between single spaces (a lone tab or
+  no-break space stays inside a word);
+* ``raw`` -- SimulEval's ``WERScorer``: Python's ``str.split()`` of the raw text (any whitespace separates).
+
+No case folding or punctuation removal in either (both anchors score raw text by default).  One reference per
+segment.  Both steps are the C kernels of :mod:`evalpipe.evaluators.kernels.edit_distance` (their Python references
+without a compiler): a block's references and hypotheses are cut into words and given integer ids in one C call,
+and every pair's distance is counted in another.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Sequence, Tuple
+
+import numpy as np
+
+from evalpipe.errors import InputError, Unscorable
+from evalpipe.evaluators.kernels import edit_distance
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
+
+class WER(Metric):
+    """Word error rate (layout, formula and word splitting in the module docstring)."""
+
+    name = "wer"
+    higher_is_better = False
+    OPTIONS = {
+        "normalize": Option(str, "jiwer", "words: jiwer (jiwer's default transform) or raw (SimulEval: str.split)",
+                            choices=edit_distance.MODES),
+    }
+    STATS_FIELDS = ("edits", "ref_words")
+    NONNEGATIVE_STATS = True
+
+    def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[Any]:
+        """``[edits, reference words]`` of one segment."""
+        return self.block_stats([hypothesis], [[r] for r in refs])[0]
+
+    def block_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[Any]]:
+        return self.block_matrix(hypotheses, references).tolist()
+
+    def block_matrix(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
+        """The rows of a block as an int64 matrix: every word given an id once, every distance in one kernel call."""
+        if len(references) != 1:
+            raise InputError(f"wer: expected one reference per segment, got {len(references)}")
+        n = len(hypotheses)
+        ids, counts = edit_distance.word_ids(list(references[0]) + list(hypotheses), self.options["normalize"])
+        offsets = np.zeros(2 * n + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        r_off, h_off = offsets[:n + 1], offsets[n:] - offsets[n]
+        out = np.empty((n, 2), dtype=np.int64)
+        out[:, 0] = edit_distance.distances(ids[offsets[n]:], h_off, ids, r_off)
+        out[:, 1] = counts[:n]
+        return out
+
+    def score_from_stats(self, stats: List[Any]) -> float:
+        """100 * edits / reference words; undefined without reference words."""
+        edits, words = stats
+        if words == 0:
+            raise Unscorable("wer: no reference words, so no word error rate")
+        return 100.0 * edits / words
+
+    def display_name(self) -> str:
+        return "WER"
+
+    def signature(self, nrefs: Any = None) -> str:
+        """``wer|norm:jiwer|evalpipe``: the word splitting (jiwer 4.0.0's default or SimulEval's raw split)."""
+        return f"wer|norm:{self.options['normalize']}|evalpipe"
