@@ -16,8 +16,9 @@ Words (option ``normalize``):
   no-break space stays inside a word);
 * ``raw`` -- SimulEval's ``WERScorer``: Python's ``str.split()`` of the raw text (any whitespace separates).
 
-No case folding or punctuation removal in either (both anchors score raw text by default).  One reference per
-segment.  Both steps are the C kernels of :mod:`evalpipe.evaluators.kernels.edit_distance` (their Python references
+No case folding or punctuation removal in either (both anchors score raw text by default).  With several
+references (neither anchor has them) a segment counts against the reference with the fewest edits, the first on
+ties, and that reference's words.  Both steps are the C kernels of :mod:`evalpipe.evaluators.kernels.edit_distance` (their Python references
 without a compiler): a block's references and hypotheses are cut into words and given integer ids in one C call,
 and every pair's distance is counted in another.
 """
@@ -27,7 +28,7 @@ from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.errors import InputError, Unscorable
+from evalpipe.errors import Unscorable
 from evalpipe.evaluators.kernels import edit_distance
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
@@ -53,16 +54,18 @@ class WER(Metric):
 
     def block_matrix(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
         """The rows of a block as an int64 matrix: every word given an id once, every distance in one kernel call."""
-        if len(references) != 1:
-            raise InputError(f"wer: expected one reference per segment, got {len(references)}")
-        n = len(hypotheses)
-        ids, counts = edit_distance.word_ids(list(references[0]) + list(hypotheses), self.options["normalize"])
-        offsets = np.zeros(2 * n + 1, dtype=np.int64)
+        n, k = len(hypotheses), len(references)
+        lines = [line for stream in references for line in stream] + list(hypotheses)
+        ids, counts = edit_distance.word_ids(lines, self.options["normalize"])
+        offsets = np.zeros(len(lines) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        r_off, h_off = offsets[:n + 1], offsets[n:] - offsets[n]
+        h_off = offsets[k * n:] - offsets[k * n]
+        edits = np.stack([edit_distance.distances(ids[offsets[k * n]:], h_off, ids, offsets[j * n:(j + 1) * n + 1])
+                          for j in range(k)])  # references x segments
+        best = np.argmin(edits, axis=0)  # the first reference with the fewest edits
         out = np.empty((n, 2), dtype=np.int64)
-        out[:, 0] = edit_distance.distances(ids[offsets[n]:], h_off, ids, r_off)
-        out[:, 1] = counts[:n]
+        out[:, 0] = edits[best, np.arange(n)]
+        out[:, 1] = counts[:k * n].reshape(k, n)[best, np.arange(n)]
         return out
 
     def score_from_stats(self, stats: List[Any]) -> float:

@@ -101,6 +101,9 @@ def test_sentence_level_refuses_tests_and_writes_no_report(tmp_path):
     one_error(done, "--sentence-level", "statistical tests are unavailable in sentence-level mode", code=2)
     assert not (tmp_path / "sl.html").exists() and done.stdout == ""
     one_error(evalpipe("score-corpus", "--sentence-level", "-f", "table", "-r", REF, SYSTEMS["UEdin"]), "-f table")
+    one_error(evalpipe("score-corpus", "--sentence-level", "-w", "3", "-r", REF, SYSTEMS["UEdin"]), "-w", "with -b")
+    rounded = evalpipe("score-corpus", "--sentence-level", "-b", "-w", "3", "-r", REF, SYSTEMS["UEdin"])
+    assert rounded.returncode == 0 and all(len(x.split(".")[1]) == 3 for x in rounded.stdout.split()), rounded.stderr
 
 
 # 4. one reader of MBR JSON for the command and the protocol

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import ROOT
 
-KERNELS = ("_ngram_matches", "_tokenize_13a", "_text_units", "_tercom", "_pairwise_ngrams")
+KERNELS = ("_ngram_matches", "_tokenize_13a", "_text_units", "_tercom", "_pairwise_ngrams", "_edit_distance")
 MAPPED = {"evalpipe.evaluators": "evaluators", "evalpipe.protocol": "protocol",
           "evalpipe.sufficient_stats": "sufficient_stats"}
 

@@ -14,7 +14,8 @@ import click
 
 from evalpipe import __version__
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, Flag, Rules, Several, check_rules, setup_logging, stacked, typed_order
+from evalpipe.cli.base import (Command, Flag, Rules, Several, check_rules, given_flags, setup_logging, stacked,
+                               typed_order)
 from evalpipe.corpus import check_same_length, read_lines, read_stream, write_atomically
 from evalpipe.engines import make_engine
 from evalpipe.errors import UsageError
@@ -157,6 +158,8 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
     """
     setup_logging(verbose)
     check_rules(RULES)
+    if sentence_level and not score_only and "-w" in given_flags(click.get_current_context()):
+        raise UsageError("-w acts on sentence scores only with -b: TSV and JSON lines carry every digit")
     if report_file or plot_file:
         from evalpipe.report import figures, page
 
