@@ -46,7 +46,7 @@ class PoolEngine(Engine):
         if workers < 1:
             raise EngineError(f"the pool engine needs at least 1 worker, got {workers}")
         self.workers, self.chunk_size, self.min_work = workers, chunk_size, min_work
-        self._pool: Optional[ProcessPoolExecutor] = None
+        self._pool: Optional[Any] = None  # a ProcessPoolExecutor once started
         self._started: Any = None
         self._broken = ""
         self._inherited: List[int] = []
