@@ -79,12 +79,12 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
         lines = readers.from_jsonl(pseudo_file, "pseudo_references")
         if len(lines) != len(cands):
             raise UsageError(f"{pseudo_file} has {len(lines)} segments, the candidates {len(cands)}")
-        given = {key: readers.per_segment(lines, key, pseudo_file) for key in ("pseudo_references", "weights")}
+        in_file = {key: readers.per_segment(lines, key, pseudo_file) for key in ("pseudo_references", "weights")}
         for key, already in (("pseudo_references", pseudo), ("weights", weights)):
-            if already is not None and given[key] is not None:
+            if already is not None and in_file[key] is not None:
                 raise UsageError(f"\"{key}\" is given both in the --samples lines and in --pseudo-references: "
                                  f"give it once")
-        pseudo, weights = given["pseudo_references"], weights if given["weights"] is None else given["weights"]
+        pseudo, weights = in_file["pseudo_references"], weights if in_file["weights"] is None else in_file["weights"]
     if weights is not None:
         from evalpipe.mbr.requests import check_weights
 
