@@ -4,7 +4,7 @@ word-id sequences, many pairs at once.
 :func:`word_ids` gives every line's words end to end as integer ids (a word's id is its order of first appearance
 in the call) and each line's word count, the words split as ``mode`` says: ``raw`` is ``str.split()`` (SimulEval's
 WERScorer), ``jiwer`` is jiwer 4.0.0's default transform (:func:`jiwer_words`).  Whitespace is Python's own
-(``str.isspace``, which ``str.split``, ``str.strip`` and ``re``'s ``\s`` share).
+(``str.isspace``, which ``str.split``, ``str.strip`` and ``re``'s ``\\s`` share).
 
 A block of n pairs travels as four int64 arrays: ``hyp_ids`` and ``ref_ids`` (every pair's word ids end to end)
 and ``hyp_offsets``/``ref_offsets`` (n + 1 each: pair k is ``ids[offsets[k]:offsets[k + 1]]``).  The distance is
