@@ -138,3 +138,16 @@ def test_word_ids_on_every_kind_of_line():
         if edit_distance.NATIVE:
             native = edit_distance.native_word_ids(lines, mode)
             assert all(a.tolist() == b.tolist() for a, b in zip(native, reference)), mode
+
+
+@pytest.mark.parametrize("log", ["wait1", "wait10"])
+def test_simuleval_logs_through_score_corpus_equal_simulevals_scorer(log):
+    from conftest import DATA
+
+    path = DATA / "simul" / "iwslt17-dev2010.de-en" / "derived" / f"{log}.instances.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    expected = simuleval_wer([r["prediction"] for r in records], [r["reference"] for r in records])
+    done = subprocess.run([script("evalpipe"), "score-corpus", "--instances", str(path), "-m", "wer", "-o",
+                           "wer.normalize=raw", "-f", "json"], capture_output=True, text=True, env=child_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["score"] == pytest.approx(expected, rel=1e-12)
