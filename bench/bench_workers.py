@@ -93,8 +93,8 @@ def main(scale: float = 1.0) -> None:
         for label, args in (("200 segments", [str(small_r), str(small_h)]),
                             ("shipped demo, 10 x 300", [str(demo / "ref.de"), *map(str, sorted((demo / "systems").glob("*.de")))])):
             runs = {"": [], "--workers 1": []}
-            for _ in range(RUNS):  # interleaved, so drift hits both
-                for flag in runs:
+            for k in range(2 * RUNS):  # interleaved, the order alternating: drift and order effects hit both
+                for flag in (list(runs) if k % 2 else list(runs)[::-1]):
                     runs[flag].append(timed([evalpipe(), "score-corpus", "-q", "-m", "bleu", "chrf", "-r", args[0],
                                              *args[1:], *flag.split()]))
             a, _ = series(f"{label}: no flag", runs[""])
