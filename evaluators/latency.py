@@ -22,6 +22,11 @@ Options:
   maximum; DAL always the hypothesis.  A metric that needs the reference raises on a missing one
   (SimulEval counts it as length 1); reference length counts whitespace-separated words
   (SimulEval splits on single spaces).
+* ``target_unit``: ``word`` (default), ``char`` or ``spm`` -- SimulEval's ``--eval-latency-unit``: the unit of
+  |R|, the reference's length, for AL, AP, LAAL (and YAAL); with ``spm`` the model is ``spm_model=FILE``
+  (:mod:`evalpipe.evaluators.formulas.target_units`).  The delays are per target unit as the log or the
+  server recorded them.  A speech output (a log with ``durations``) has no text units: char and spm are
+  refused there.
 
 Formulas and sources: :mod:`evalpipe.evaluators.formulas.latency`.
 
@@ -35,13 +40,13 @@ LAAL, DAL and AP of a whole corpus or block with numpy, bit-identical per senten
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, List, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from evalpipe.errors import InputError, OptionError
 from evalpipe.evaluators.formulas import latency as F
-from evalpipe.evaluators.formulas.word_counts import word_counts
+from evalpipe.evaluators.formulas.target_units import UNITS, reference_lengths, spm_processor
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
 from evalpipe.sufficient_stats.vectors import Partial, partial_of_columns
@@ -62,6 +67,9 @@ class LatencyMetric(Metric):
         "unit": Option(str, "text", "text: delays in source words; speech: in ms", choices=("text", "speech")),
         "computation_aware": Option(bool, False, "use elapsed wall-clock times (speech only)"),
         "target_length": Option(str, "reference", "|Y| for AP / AL", choices=("reference", "hypothesis", "max")),
+        "target_unit": Option(str, "word", "unit of the reference's length: word, char or spm (SimulEval's "
+                              "--eval-latency-unit)", choices=UNITS),
+        "spm_model": Option(str, "", "sentencepiece model file for target_unit=spm"),
     }
     STATS_FIELDS = ("value_sum", "scored", "empty")
     uses_reference: ClassVar[bool] = True
@@ -74,10 +82,19 @@ class LatencyMetric(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
-        if o["computation_aware"] and o["unit"] != "speech":
+        if "target_unit" in o:
+            if o["target_unit"] == "spm":
+                spm_processor(o["spm_model"])  # a missing or bad model fails now, naming the file
+            elif o["spm_model"]:
+                raise OptionError(f"{self.name}: spm_model acts only with target_unit=spm; got "
+                                  f"target_unit={o['target_unit']}")
+            if o["target_unit"] != "word" and o.get("convention") == "iwslt2020":
+                raise OptionError(f"{self.name}: the iwslt2020 convention counts words; got "
+                                  f"target_unit={o['target_unit']}")
+        if o.get("computation_aware") and o.get("unit") != "speech":
             raise OptionError(f"{self.name}: computation_aware needs unit=speech (elapsed times are in ms, "
                               f"text delays in words); got unit={o['unit']}")
-        if o["convention"] == "iwslt2020" and o["unit"] != "text":
+        if o.get("convention") == "iwslt2020" and o["unit"] != "text":
             raise OptionError(f"{self.name}: the iwslt2020 convention is defined for text; got unit={o['unit']}")
 
     # -- one segment ---------------------------------------------------------------------------
@@ -86,7 +103,7 @@ class LatencyMetric(Metric):
                 and hyp.source_length > 0):
             raise InputError(f"{self.name}: expected the source length to be one positive number, "
                              f"got {hyp.source_length!r}")
-        if not self.options["computation_aware"]:
+        if not self.options.get("computation_aware"):
             return hyp.delays
         if hyp.elapsed is None:
             raise InputError(f"{self.name}: computation_aware needs the elapsed times of the hypothesis")
@@ -97,7 +114,7 @@ class LatencyMetric(Metric):
         return self.block_stats([hypothesis], [[r] for r in references])[0]
 
     def target_mode(self) -> str:
-        if self.options["convention"] == "iwslt2020":
+        if self.options.get("convention") == "iwslt2020":
             return "hypothesis"  # with its </s>
         return self.options["target_length"] if self.uses_reference else "hypothesis"
 
@@ -108,7 +125,11 @@ class LatencyMetric(Metric):
         block = _prepare(self, hypotheses, references)
         if not block.kept:
             return [], np.empty(0)
-        return block.kept, self.batch_values(block)
+        values = self.batch_values(block)
+        scored = ~np.isnan(values)  # NaN: this metric does not score the sentence (YAAL's first delay at |X|)
+        if scored.all():
+            return block.kept, values
+        return [k for k, ok in zip(block.kept, scored.tolist()) if ok], values[scored]
 
     def block_stats(self, hypotheses: Sequence[SimulHypothesis], references: Sequence[Sequence[str]]) -> List[list]:
         """Rows of a block, from the numpy values (:meth:`batch_values`)."""
@@ -133,9 +154,12 @@ class LatencyMetric(Metric):
         mode, hyp = self.target_mode(), columns.lengths.astype(np.float64)
         if mode == "hypothesis":
             return type(self).batch_formula(columns, src, hyp)
-        ref_lens = block.reference_lengths()
+        ref_lens = block.reference_lengths(self.options["target_unit"], self.options["spm_model"])
         if (ref_lens == 0).any():
             missing = block.references[int(np.argmax(ref_lens == 0))]
+            if "target_length" not in self.options:
+                raise InputError(f"{self.name} needs a reference of at least one {self.options['target_unit']}; "
+                                 f"got {'none' if missing is None else 'an empty one'}")
             raise InputError(f"{self.name} with target_length={self.options['target_length']} needs a reference; "
                              f"got {'none' if missing is None else 'an empty one'} "
                              f"(use -o target_length=hypothesis to score without one)")
@@ -143,7 +167,7 @@ class LatencyMetric(Metric):
 
     def score_from_stats(self, stats: List[Any]) -> float:
         """Mean over scored sentences; an error when none was scored."""
-        value_sum, scored, empty = stats
+        value_sum, scored, empty = stats[:3]
         if scored == 0:
             raise InputError(f"{self.name}: no sentence has a non-empty hypothesis ({int(empty)} empty); "
                              f"latency is undefined")
@@ -151,8 +175,14 @@ class LatencyMetric(Metric):
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         o = self.options
-        return (f"{self.label}|conv:{o['convention']}|unit:{o['unit']}|ca:{'yes' if o['computation_aware'] else 'no'}"
-                f"|tgt:{o['target_length'] if self.uses_reference else 'hyp'}|evalpipe")
+        parts = [self.label] + ([f"conv:{o['convention']}"] if "convention" in o else []) + [f"unit:{o['unit']}"]
+        if "computation_aware" in o:
+            parts.append(f"ca:{'yes' if o['computation_aware'] else 'no'}")
+        if "target_length" in o or self.uses_reference:
+            parts.append(f"tgt:{self.target_mode() if self.uses_reference else 'hyp'}")
+        if o.get("target_unit", "word") != "word":
+            parts.append(f"tu:{o['target_unit']}")
+        return "|".join(parts + ["evalpipe"])
 
 
 class _Block:
@@ -162,9 +192,9 @@ class _Block:
 
     def __init__(self, metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
                  references: Sequence[Sequence[str]]) -> None:
-        checked = metric.options["computation_aware"] or {type(h.source_length) for h in hypotheses} - {int, float}
+        checked = metric.options.get("computation_aware") or {type(h.source_length) for h in hypotheses} - {int, float}
         delays = [metric.checked_delays(h) if checked else h.delays for h in hypotheses]  # checks name what is wrong
-        iwslt = metric.options["convention"] == "iwslt2020"
+        iwslt = metric.options.get("convention") == "iwslt2020"
         if iwslt:  # the server's steps where it recorded them, else derived from SimulEval's delays
             delays = [[min(d, h.source_length + 1) for d in h.server_delays] if h.server_delays is not None
                       else F.iwslt2020_delays(d, h.source_length) if len(d) else d
@@ -182,12 +212,30 @@ class _Block:
         self.columns = F.Columns(delays)
         stream = references[0] if references else [None] * len(hypotheses)
         self.references = list(stream) if everything else [stream[i] for i in self.kept]
-        self._lengths: Optional[np.ndarray] = None
+        kept = hypotheses if everything else [hypotheses[i] for i in self.kept]
+        self.hypotheses = kept
+        self.durations = [h.durations for h in kept] if any(h.durations is not None for h in kept) else None
+        self._lengths: Dict[Tuple[str, str], np.ndarray] = {}
 
-    def reference_lengths(self) -> np.ndarray:
-        if self._lengths is None:
-            self._lengths = word_counts(self.references)
-        return self._lengths
+    def reference_lengths(self, unit: str = "word", spm_model: str = "") -> np.ndarray:
+        """|R| of the kept sentences in ``unit`` (counted on first use)."""
+        if unit != "word" and self.durations is not None:
+            raise InputError(f"target_unit={unit} counts text units; this log has a speech output (durations)")
+        if (unit, spm_model) not in self._lengths:
+            self._lengths[(unit, spm_model)] = reference_lengths(self.references, unit, spm_model)
+        return self._lengths[(unit, spm_model)]
+
+
+def output_ends(block: "_Block") -> np.ndarray:
+    """When each kept sentence's output ends: its last delay, or for a speech output the end of its last
+    segment (start + duration, SimulEval's intervals)."""
+    ends = block.columns.last()
+    if block.durations is not None:
+        for i, durations in enumerate(block.durations):
+            if durations is not None:
+                start, duration = F.speech_intervals(block.hypotheses[i].delays, durations)[0][-1]
+                ends[i] = start + duration
+    return ends
 
 
 def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
@@ -197,7 +245,7 @@ def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
     of one input lay it out once."""
     stream = references[0] if references else None
     cache = getattr(hypotheses, "cache", None)
-    key = ("latency", metric.options["computation_aware"], metric.options["convention"], id(stream))
+    key = ("latency", metric.options.get("computation_aware"), metric.options.get("convention"), id(stream))
     if cache is not None and key in cache:
         return cache[key][1]
     block = _Block(metric, hypotheses, references)
@@ -244,10 +292,15 @@ class StartOffset(LatencyMetric):
 
 
 class EndOffset(LatencyMetric):
-    """Delay of the last target token minus the source length."""
+    """Delay of the last target token minus the source length; for a speech output (``durations``) the end
+    of its last segment as SimulEval lays the segments out (:func:`~evalpipe.evaluators.formulas.latency.
+    speech_intervals`) minus the source length."""
 
     name, label, uses_reference = "end_offset", "EndOffset", False
     batch_formula = staticmethod(lambda columns, src, tgt: columns.last() - src)
+
+    def batch_values(self, block: "_Block") -> np.ndarray:
+        return output_ends(block) - block.src
 
 
 class ATD(LatencyMetric):

@@ -16,13 +16,15 @@ class SimulHypothesis(NamedTuple):
     token i was written; ``source_length`` is |X|; ``elapsed`` the wall-clock times (ms) of the tokens
     for computation-aware latency; ``text`` the target words, for quality metrics; ``server_delays``, when
     an IWSLT 2020-style server recorded them, its steps of every target token and of the final ``</s>``
-    (serving the source's ``</s>`` counts one step, so a token written after it has |X| + 1)."""
+    (serving the source's ``</s>`` counts one step, so a token written after it has |X| + 1); ``durations``, for
+    a speech output (SimulEval's speech-to-speech logs), the length in ms of each output segment."""
 
     delays: Sequence[float]
     source_length: float
     elapsed: Optional[Sequence[float]] = None
     text: Optional[str] = None
     server_delays: Optional[Sequence[float]] = None
+    durations: Optional[Sequence[float]] = None
 
 
 class Hypotheses(list):

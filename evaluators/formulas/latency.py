@@ -185,3 +185,43 @@ def iwslt2020_delays(delays: Sequence[float], src_len: float) -> List[float]:
     (delay |X| + 1), and every delay is capped at |X| + 1."""
     src = src_len + 1
     return [min(d, src) for d in list(delays) + [src]]
+
+
+def batch_yaal(c: Columns, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
+    """Short-form YAAL (Papi et al., 2025, arXiv:2509.17349; OmniSTEval 0.1.10's ``YAALScorer`` with
+    ``is_longform=False``) of many sentences, ``tgt_lens`` = max(|hypothesis|, |reference|): gamma =
+    |Y| / |X|; ``total += d - t / gamma`` in order while d < |X| (a delay reaching the source's end is not
+    counted), then ``total / tau``.  NaN -- not scored -- where the first delay already reaches |X|."""
+    src = c.ranked(src_lens)
+    gamma = c.ranked(tgt_lens) / src
+    total = np.zeros(len(src))
+    tau = np.zeros(len(src))
+    active = np.ones(len(src), dtype=bool)
+    for t in range(len(c.alive)):
+        m = c.alive[t]
+        on = active[:m] & (c.column(t) < src[:m])
+        if not on.any():
+            break
+        total[:m] = np.where(on, total[:m] + (c.column(t) - t / gamma[:m]), total[:m])
+        tau[:m] = np.where(on, t + 1, tau[:m])
+        active[:m] = on
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(tau > 0, total / np.where(tau > 0, tau, 1), np.nan)
+    return c.unranked(values)
+
+
+def speech_intervals(delays: Sequence[float], durations: Sequence[float]) -> "tuple[list, list]":
+    """SimulEval 1.1.4's layout of a speech output (``SpeechOutputInstance.summarize``): each segment starts
+    at max(its delay, the end of the previous one); a gap before it is a silence.  Returns (intervals as
+    [start, duration], silences), the same floating-point operations in the same order."""
+    intervals: list = []
+    silences: list = []
+    if len(delays):
+        prev_end = delays[0]
+        for delay, duration in zip(delays, durations):
+            start = max(prev_end, delay)
+            if start > prev_end:
+                silences.append(start - prev_end)
+            prev_end = start + duration
+            intervals.append([start, duration])
+    return intervals, silences

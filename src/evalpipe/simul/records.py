@@ -41,8 +41,13 @@ def record_hypothesis(record: Dict[str, Any], source: Optional[str] = None, line
     server = record.get("server_delays")
     if server is not None and (type(server) is not list or not _numbers(server)):
         raise InputError(f"expected server_delays to be a list of numbers, got {str(server)[:60]}", source, line)
+    durations = record.get("durations")
+    if durations is not None and (type(durations) is not list or not _numbers(durations)
+                                  or len(durations) != len(delays)):
+        raise InputError(f"expected durations to be a list of numbers, one per delay ({len(delays)}), "
+                         f"got {str(durations)[:60]}", source, line)
     return SimulHypothesis(delays, float(length), record.get("elapsed"), text if isinstance(text, str) else None,
-                           server)
+                           server, durations)
 
 
 @contextmanager
@@ -75,8 +80,11 @@ def _hypotheses(records: Sequence[Dict[str, Any]]) -> Optional[List[SimulHypothe
     given = [d for d in server if d is not None]
     if given and (set(map(type, given)) != {list} or not _numbers(chain.from_iterable(given))):
         return None
+    durations = list(map(dict.get, records, repeat("durations")))
+    if any(d is not None for d in durations):
+        return None  # checked record by record
     return list(map(SimulHypothesis._make, zip(delays, map(float, lengths), map(dict.get, records, repeat("elapsed")),
-                                               texts, server)))
+                                               texts, server, durations)))
 
 
 def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = None,
@@ -93,8 +101,12 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
     return SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
 
 
-def read_instances(path: str) -> SimulPairs:
-    """The records of a SimulEval ``instances.log`` (JSON lines) as :class:`SimulPairs`."""
+def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulPairs:
+    """The records of a SimulEval ``instances.log`` (JSON lines) as :class:`SimulPairs`.
+
+    ``fields`` maps evalpipe's keys (``delays``, ``elapsed``) to the ones the file uses (OmniSTEval's
+    ``--emission_cu_key`` / ``--emission_ca_key``); a renamed field missing from a line is an error naming it."""
+    renamed = {ours: theirs for ours, theirs in (fields or {}).items() if theirs != ours}
     records: List[Dict[str, Any]] = []
     numbers: List[int] = []
     with open_binary(path) as handle, _gc_paused():
@@ -105,8 +117,23 @@ def read_instances(path: str) -> SimulPairs:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"expected a JSON object, {exc}", path, number) from None
+            if renamed:
+                record = _renamed(record, renamed, path, number)
             records.append(record)
             numbers.append(number)
     if not records:
         raise InputError(f"{path} holds no instances")
     return records_input(records, path, numbers)
+
+
+def _renamed(record: Any, renamed: Dict[str, str], path: str, number: int) -> Any:
+    """``record`` with its fields called as evalpipe calls them (``renamed``: ours -> the file's)."""
+    if not isinstance(record, dict):
+        return record  # reported by record_hypothesis
+    record = dict(record)
+    for ours, theirs in renamed.items():
+        if theirs not in record:
+            raise InputError(f"expected the field {theirs!r} (the {ours} field) in every instance; "
+                             f"got keys {sorted(record)}", path, number)
+        record[ours] = record.pop(theirs)
+    return record
