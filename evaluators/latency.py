@@ -245,7 +245,8 @@ def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
     of one input lay it out once."""
     stream = references[0] if references else None
     cache = getattr(hypotheses, "cache", None)
-    key = ("latency", metric.options.get("computation_aware"), metric.options.get("convention"), id(stream))
+    key = ("latency", bool(metric.options.get("computation_aware")), metric.options.get("convention") == "iwslt2020",
+           id(stream))
     if cache is not None and key in cache:
         return cache[key][1]
     block = _Block(metric, hypotheses, references)

@@ -107,9 +107,11 @@ def test_batched_path_rejects_bad_delays_by_sentence():
     al = load_metric("al")
     for records, message in (([good, dict(good, delays=[1, 3, 2])], r"non-decreasing delays; sentence 2 has \[1, 3, 2\]"),
                              ([dict(good, delays=[1, float("nan")]), good], "finite delays; sentence 1")):
-        data = records_input(records)
+        hyps = [record_hypothesis(r) for r in records]  # the reader refuses these first (below)
         with pytest.raises(ValueError, match=message):
-            al.corpus_stats(data.hypotheses, data.references)
+            al.corpus_stats(hyps, [[r["reference"] for r in records]])
+        with pytest.raises(ValueError, match=r"line (1|2): expected (non-decreasing|finite) delays"):
+            records_input(records, "log.jsonl")
 
 
 def test_word_counts_equal_str_split():

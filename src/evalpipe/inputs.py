@@ -28,7 +28,6 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import check_same_length, count_lines, line_blocks, line_starts, read_lines, read_span
 from evalpipe.errors import InputError
-from evalpipe.evaluators.realign.talks import quality_texts, sentences
 from evalpipe.sufficient_stats.combine import Bundle, concatenate
 from evalpipe.sufficient_stats.metric import check_parallel
 from evalpipe.sufficient_stats.segments import Hypotheses, SimulHypothesis
@@ -277,6 +276,8 @@ class Talks(Input):
     def talk_partial(metric: Any, talk: Talk) -> Partial:
         """The exact sum of a talk's rows: its sentences' rows, or one row for a talk metric; for a
         :class:`~evalpipe.sufficient_stats.combine.Bundle`, every member's, concatenated."""
+        from evalpipe.evaluators.realign.talks import quality_texts, sentences  # (imported by talk scoring only)
+
         if isinstance(metric, Bundle):
             out = concatenate([Talks.talk_partial(m, talk) for m in metric.metrics])
             out.rows = 1

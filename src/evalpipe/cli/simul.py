@@ -1,4 +1,4 @@
-"""``evalpipe simul serve | evaluate | run``: the simultaneous-translation workflow."""
+"""``evalpipe simul serve | evaluate | run | score``: the simultaneous-translation workflow."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from typing import Tuple
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Group, setup_logging, stacked
+from evalpipe.cli.base import Command, Flag, Group, Rules, check_rules, setup_logging, stacked
 from evalpipe.errors import UsageError
 from evalpipe.registry import AGENTS_GROUP, build_with_settings, load_class, metric_specs, parse_key_values
 
@@ -164,3 +164,113 @@ def run_command(src_file, ref, wav_list, convention, options, tokenize, output, 
     finally:
         server.shutdown()
         server.server_close()
+
+
+#: what ``-o`` sets in simul score (and simul serve / run): BLEU's tokenizer and the latency target unit
+SCORE_OPTIONS = {"tokenize": "BLEU's tokenizer (default 13a)", "target_unit": "word, char or spm (SimulEval's "
+                 "--eval-latency-unit)", "spm_model": "the sentencepiece model for target_unit=spm"}
+
+
+def _score_rules() -> "Rules":
+    """simul score's options that cannot act together."""
+    F = Flag
+    no_latency, no_quality = F("--no-latency", (True,)), F("--no-quality", (True,))
+    return Rules(conflicts=((F("-w"), F("-f", ("json",)), "json carries every digit"),
+                            (no_latency, no_quality, "nothing would be computed"),
+                            (F("--emission-ca-key"), no_latency, "it names the computation-aware times"),
+                            (F("--emission-cu-key"), no_latency, "it names the delays"),
+                            *opt.engine_rules()[0]),
+                 requires=tuple(opt.engine_rules()[1]))
+
+
+SCORE_RULES = _score_rules()
+
+
+@simul_group.command("score", cls=Command)
+@click.argument("log", type=click.Path(dir_okay=False, exists=True))
+@opt.ref("references, one a line (default: the log's own 'reference' fields)")
+@opt.metric_options("tokenize=NAME (BLEU's tokenizer), target_unit=word|char|spm, spm_model=FILE (repeat)")
+@click.option("--emission-cu-key", default="delays", show_default=True,
+              help="JSON key of the computation-unaware delays (OmniSTEval's --emission_cu_key)")
+@click.option("--emission-ca-key", default="elapsed", show_default=True,
+              help="JSON key of the computation-aware times (OmniSTEval's --emission_ca_key)")
+@click.option("--no-quality", is_flag=True, help="no BLEU and chrF")
+@click.option("--no-latency", is_flag=True, help="no latency and no degeneracy check")
+@opt.fmt(["text", "tsv", "json"], "text", "text: the report; tsv: OmniSTEval's scores.tsv; json: everything")
+@opt.width()
+@opt.output("also write scores.tsv and evaluation_report.txt into this folder (OmniSTEval's --output_folder)",
+            folder=True)
+@stacked(opt.engines())
+@opt.verbose()
+def score_command(log, ref, options, emission_cu_key, emission_ca_key, no_quality, no_latency, fmt, width, output,
+                  engine, workers, spark_master, verbose) -> None:
+    """Score a SimulEval instances.log as OmniSTEval 0.1.10's shortform mode does: BLEU, chrF, short-form YAAL,
+    AL, LAAL, AP, DAL (and their computation-aware variants), the degeneracy check, and the reports of empty
+    predictions and Unicode normalization."""
+    from evalpipe import __version__
+    from evalpipe.corpus import write_atomically
+    from evalpipe.engines import make_engine
+    from evalpipe.scoring import shortform
+    from evalpipe.simul.records import read_instances
+
+    setup_logging(verbose)
+    check_rules(SCORE_RULES)
+    settings = parse_key_values(options)
+    unknown = sorted(set(settings) - set(SCORE_OPTIONS))
+    if unknown:
+        raise UsageError(f"-o: simul score takes {', '.join(f'{k} ({v})' for k, v in SCORE_OPTIONS.items())}; "
+                         f"got {', '.join(unknown)}")
+    if no_quality and "tokenize" in settings:
+        raise UsageError("-o tokenize and --no-quality cannot go together: BLEU is not computed")
+    if no_latency and {"target_unit", "spm_model"} & set(settings):
+        raise UsageError("-o target_unit/spm_model and --no-latency cannot go together: latency is not computed")
+    tokenize = settings.pop("tokenize", "13a")
+    if not no_quality:
+        metric_specs(["bleu"], {"tokenize": tokenize})  # an unknown tokenizer fails now
+    if not no_latency:
+        metric_specs(["yaal"], settings)  # a bad unit or model fails now, naming itself
+    pairs = read_instances(log, {"delays": emission_cu_key, "elapsed": emission_ca_key})
+    warnings = []
+    if ref:
+        from evalpipe.corpus import read_lines
+
+        references = [line.strip() for line in read_lines(ref)]
+        if len(references) != len(pairs):
+            raise UsageError(f"{ref} has {len(references)} lines and {log} {len(pairs)} instances; expected one "
+                             f"reference a line per instance")
+        if pairs.references:
+            warnings.append(f"the log's instances carry 'reference' fields; the references of {ref} are used")
+        source = ref
+    elif not pairs.references:
+        raise UsageError(f"{log} has no 'reference' fields: give the references with -r FILE")
+    else:
+        references, source = [r.strip() for r in pairs.references[0]], log
+    if not no_latency:
+        empty = next((i for i, r in enumerate(references) if not r), None)
+        if empty is not None:
+            from evalpipe.errors import InputError
+
+            raise InputError("expected a reference (the latency metrics count its length), got an empty one",
+                             source, empty + 1 if ref else None)
+    from evalpipe.inputs import SimulPairs
+
+    pairs = SimulPairs(pairs.hypotheses, [references], log)
+    with make_engine(engine, workers, spark_master=spark_master) as runner:
+        result = shortform.evaluate(pairs, runner, not no_quality, not no_latency, tokenize, settings)
+    result.warnings[:0] = warnings
+    for line in result.warnings:
+        click.echo(f"Warning: {line}", err=True)
+    unit = settings.get("target_unit", "word")
+    shown = {"Hypothesis": log, "Reference": ref or "(the log's)", "BLEU tokenizer": tokenize, "Target unit": unit,
+             "Metrics": ", ".join(m for m, off in (("quality", no_quality), ("latency", no_latency)) if not off)}
+    report = "\n".join(shortform.report_lines(result, shown, width, __version__))
+    tsv = "\n".join(shortform.tsv_lines(result, width)) + "\n"
+    if output:
+        from pathlib import Path
+
+        write_atomically(str(Path(output, "scores.tsv")), tsv)
+        write_atomically(str(Path(output, "evaluation_report.txt")), report + "\n")
+    if fmt == "json":
+        click.echo(json.dumps(shortform.as_json(result, shown), indent=1, ensure_ascii=False))
+    else:
+        click.echo(report if fmt == "text" else tsv, nl=fmt == "text")

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from itertools import chain, repeat
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
+import numpy as np
+
 from evalpipe.corpus import decoded, open_binary
 from evalpipe.errors import InputError
 from evalpipe.inputs import SimulPairs
@@ -93,6 +95,7 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
     lines = lines or range(1, len(records) + 1)
     with _gc_paused():
         hyps = _hypotheses(records) or [record_hypothesis(r, source, n) for r, n in zip(records, lines)]
+    check_delays(hyps, source, lines)
     refs = [r.get("reference") for r in records]
     present = [isinstance(r, str) for r in refs]
     if any(present) and not all(present):
@@ -101,26 +104,58 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
     return SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
 
 
+def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: Sequence[int]) -> None:
+    """Delays that can come from a simultaneous run: finite and non-decreasing, with a positive source length;
+    the first that is not is an error naming the file, line and field.  Delays past the source length are
+    kept: logs cut from a stream carry them (the shared wait-k logs do), and each metric has its rule for them."""
+    if not hyps:
+        return
+    lengths = np.fromiter((len(h.delays) for h in hyps), dtype=np.int64, count=len(hyps))
+    src = np.fromiter((h.source_length for h in hyps), dtype=np.float64, count=len(hyps))
+    flat = np.fromiter(chain.from_iterable(h.delays for h in hyps), dtype=np.float64, count=int(lengths.sum()))
+    sentence = np.repeat(np.arange(len(hyps)), lengths)
+    back = np.zeros(len(flat), dtype=bool)
+    back[1:] = (flat[1:] < flat[:-1]) & (sentence[1:] == sentence[:-1])
+    candidates = [(i, "source") for i in np.flatnonzero(~(np.isfinite(src) & (src > 0)))[:1].tolist()]
+    candidates += [(int(sentence[int(np.argmax(m))]), kind) for m, kind in ((~np.isfinite(flat), "finite"),
+                                                                           (back, "back")) if m.any()]
+    if not candidates:
+        return
+    i, kind = min(candidates)
+    where = lines[i] if i < len(lines) else None
+    delays = list(hyps[i].delays)
+    if kind == "source":
+        raise InputError(f"expected source_length to be a positive number, got {hyps[i].source_length!r}", source, where)
+    if kind == "finite":
+        raise InputError(f"expected finite delays, got {[d for d in delays if not np.isfinite(d)][:3]} in field "
+                         f"'delays'", source, where)
+    step = next(t for t in range(1, len(delays)) if delays[t] < delays[t - 1])
+    raise InputError(f"expected non-decreasing delays, got {delays[step - 1]:g} then {delays[step]:g} (delay {step + 1}) "
+                     f"in field 'delays'", source, where)
+
+
 def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulPairs:
     """The records of a SimulEval ``instances.log`` (JSON lines) as :class:`SimulPairs`.
 
     ``fields`` maps evalpipe's keys (``delays``, ``elapsed``) to the ones the file uses (OmniSTEval's
     ``--emission_cu_key`` / ``--emission_ca_key``); a renamed field missing from a line is an error naming it."""
     renamed = {ours: theirs for ours, theirs in (fields or {}).items() if theirs != ours}
-    records: List[Dict[str, Any]] = []
-    numbers: List[int] = []
     with open_binary(path) as handle, _gc_paused():
-        for number, line in enumerate(decoded(handle, path), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"expected a JSON object, {exc}", path, number) from None
-            if renamed:
-                record = _renamed(record, renamed, path, number)
-            records.append(record)
-            numbers.append(number)
+        kept = [(n, line) for n, line in enumerate(decoded(handle, path), 1) if line.strip()]
+        try:  # one parse of the whole log (faster than a parse a line); on any error line by line, to name it
+            records = json.loads("[" + ",".join(line for _, line in kept) + "]")
+        except json.JSONDecodeError:
+            records = None
+        if records is None or len(records) != len(kept):
+            records = []
+            for number, line in kept:
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"expected a JSON object, {exc}", path, number) from None
+        numbers = [n for n, _ in kept]
+        if renamed:
+            records = [_renamed(r, renamed, path, n) for r, n in zip(records, numbers)]
     if not records:
         raise InputError(f"{path} holds no instances")
     return records_input(records, path, numbers)
