@@ -70,6 +70,9 @@ class LatencyMetric(Metric):
         "target_unit": Option(str, "word", "unit of the reference's length: word, char or spm (SimulEval's "
                               "--eval-latency-unit)", choices=UNITS),
         "spm_model": Option(str, "", "sentencepiece model file for target_unit=spm"),
+        "reference_length": Option(str, "words", "|R| in words: words (whitespace-separated) or omnisteval (split "
+                                   "on single spaces, as SimulEval and OmniSTEval count)",
+                                   choices=("words", "omnisteval")),
     }
     STATS_FIELDS = ("value_sum", "scored", "empty")
     uses_reference: ClassVar[bool] = True
@@ -154,7 +157,8 @@ class LatencyMetric(Metric):
         mode, hyp = self.target_mode(), columns.lengths.astype(np.float64)
         if mode == "hypothesis":
             return type(self).batch_formula(columns, src, hyp)
-        ref_lens = block.reference_lengths(self.options["target_unit"], self.options["spm_model"])
+        ref_lens = block.reference_lengths(self.options["target_unit"], self.options["spm_model"],
+                                           self.options["reference_length"])
         if (ref_lens == 0).any():
             missing = block.references[int(np.argmax(ref_lens == 0))]
             if "target_length" not in self.options:
@@ -182,6 +186,8 @@ class LatencyMetric(Metric):
             parts.append(f"tgt:{self.target_mode() if self.uses_reference else 'hyp'}")
         if o.get("target_unit", "word") != "word":
             parts.append(f"tu:{o['target_unit']}")
+        if o.get("reference_length", "words") != "words":
+            parts.append(f"rl:{o['reference_length']}")
         return "|".join(parts + ["evalpipe"])
 
 
@@ -215,15 +221,16 @@ class _Block:
         kept = hypotheses if everything else [hypotheses[i] for i in self.kept]
         self.hypotheses = kept
         self.durations = [h.durations for h in kept] if any(h.durations is not None for h in kept) else None
-        self._lengths: Dict[Tuple[str, str], np.ndarray] = {}
+        self._lengths: Dict[Tuple[str, str, str], np.ndarray] = {}
 
-    def reference_lengths(self, unit: str = "word", spm_model: str = "") -> np.ndarray:
-        """|R| of the kept sentences in ``unit`` (counted on first use)."""
+    def reference_lengths(self, unit: str = "word", spm_model: str = "", count: str = "words") -> np.ndarray:
+        """|R| of the kept sentences in ``unit`` (counted on first use); ``count``: how words are counted."""
         if unit != "word" and self.durations is not None:
             raise InputError(f"target_unit={unit} counts text units; this log has a speech output (durations)")
-        if (unit, spm_model) not in self._lengths:
-            self._lengths[(unit, spm_model)] = reference_lengths(self.references, unit, spm_model)
-        return self._lengths[(unit, spm_model)]
+        key = (unit, spm_model, count)
+        if key not in self._lengths:
+            self._lengths[key] = reference_lengths(self.references, unit, spm_model, count == "omnisteval")
+        return self._lengths[key]
 
 
 def output_ends(block: "_Block") -> np.ndarray:

@@ -37,8 +37,9 @@ from evalpipe.sufficient_stats.segments import SimulHypothesis
 #: OmniSTEval's threshold on |DSPTV| (percentage points) for a likely degenerate policy
 DEGENERATE_ABOVE = 20
 
-_BASE = {key: LatencyMetric.OPTIONS[key] for key in ("unit", "computation_aware", "target_unit", "spm_model")}
-_CU = {key: LatencyMetric.OPTIONS[key] for key in ("unit", "target_unit", "spm_model")}
+_BASE = {key: LatencyMetric.OPTIONS[key] for key in ("unit", "computation_aware", "target_unit", "spm_model",
+                                                     "reference_length")}
+_CU = {key: LatencyMetric.OPTIONS[key] for key in ("unit", "target_unit", "spm_model", "reference_length")}
 _SWF = {"unit": LatencyMetric.OPTIONS["unit"]}
 
 
@@ -79,7 +80,8 @@ class _Degeneracy(LatencyMetric):
             simultaneous[kept] = _before_end(block)
             units[kept] = block.columns.lengths
             if "numerator" in self.parts:
-                ref = block.reference_lengths(self.options["target_unit"], self.options["spm_model"])
+                ref = block.reference_lengths(self.options["target_unit"], self.options["spm_model"],
+                                              self.options["reference_length"])
                 if (ref == 0).any():
                     YAAL(**self.options).batch_values(block)  # raises, naming the missing reference
                 yaal = F.batch_yaal(block.columns, block.src, np.maximum(ref, block.columns.lengths))

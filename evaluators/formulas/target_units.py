@@ -3,8 +3,8 @@
 The unit decides two things (``simuleval/evaluator/instance.py``):
 
 * a reference's length |R|, which AL, AP, LAAL and YAAL use: ``word`` -- whitespace-separated words
-  (evalpipe's count, ``len(text.split())``; SimulEval splits on single spaces, so a double space adds an empty
-  word there); ``char`` -- ``len(text.strip())``, SimulEval's and OmniSTEval's count (spaces inside the
+  (evalpipe's count, ``len(text.split())``; SimulEval and OmniSTEval split on single spaces, so a double space
+  adds an empty word there and a no-break space joins two: the metrics' ``reference_length=omnisteval`` counts so); ``char`` -- ``len(text.strip())``, SimulEval's and OmniSTEval's count (spaces inside the
   text count); ``spm`` -- the number of pieces a sentencepiece model cuts the text into
   (``encode(text, out_type=str)``);
 * how an agent's text output is cut into target tokens, each with its own delay (:func:`target_tokens`):
@@ -44,8 +44,11 @@ def spm_processor(path: str) -> Any:
         raise OptionError(f"spm_model: {path}: not a sentencepiece model ({str(exc).splitlines()[0][:120]})") from None
 
 
-def reference_lengths(texts: Sequence[Any], unit: str, spm_model: str = "") -> np.ndarray:
-    """|R| of every text in ``unit`` as float64 (0 for an entry that is not a string)."""
+def reference_lengths(texts: Sequence[Any], unit: str, spm_model: str = "", single_spaces: bool = False) -> np.ndarray:
+    """|R| of every text in ``unit`` as float64 (0 for an entry that is not a string); ``single_spaces``: words
+    counted as SimulEval and OmniSTEval count them, ``len(text.split(" "))``."""
+    if unit == "word" and single_spaces:
+        return np.array([len(t.split(" ")) if isinstance(t, str) else 0 for t in texts], dtype=np.float64)
     if unit == "word":
         return word_counts(texts)
     if unit == "char":

@@ -30,13 +30,18 @@ def _evaluator(src_file, tgt_file, wav_list, convention, options, tokenize, outp
         click.echo("Warning: --tokenize is deprecated and will be removed in the next release; use -o tokenize=...",
                    err=True)
         settings.setdefault("tokenize", tokenize)
-    unknown = sorted(set(settings) - {"tokenize", "bleu.tokenize"})
+    unknown = sorted(set(settings) - {"tokenize", "bleu.tokenize", "target_unit", "spm_model"})
     if unknown:
-        raise UsageError(f"-o: the simultaneous evaluation takes BLEU's tokenize=NAME only, got {', '.join(unknown)}")
+        raise UsageError(f"-o: the simultaneous evaluation takes tokenize=NAME (BLEU's), target_unit=word|char|spm "
+                         f"and spm_model=FILE; got {', '.join(unknown)}")
     tokenize = settings.get("bleu.tokenize", settings.get("tokenize", "13a"))
     metric_specs(["bleu"], {"tokenize": tokenize})  # an unknown tokenizer fails now, through the one loading path
+    unit = {k: settings[k] for k in ("target_unit", "spm_model") if k in settings}
+    if unit:
+        metric_specs(["al"], {**unit, "convention": convention})  # a bad unit or model fails now, naming itself
     corpus = Corpus.from_files(tgt_file, src_file=src_file, wav_list=wav_list)
-    return Evaluator(corpus, convention=convention, tokenize=tokenize, output=output)
+    return Evaluator(corpus, convention=convention, tokenize=tokenize, output=output,
+                     target_unit=unit.get("target_unit", "word"), spm_model=unit.get("spm_model", ""))
 
 
 def _print(scores, fmt, report_file=None, output=None):
@@ -68,7 +73,8 @@ with_data = stacked([
                  help="speech: a file of 16 kHz mono wav paths aligned with --ref"),
     click.option("--convention", type=click.Choice(["simuleval", "iwslt2020"]), default="simuleval", show_default=True,
                  help="latency convention: SimulEval 1.1.4's, or the IWSLT 2020 server's"),
-    opt.metric_options("BLEU's option tokenize=NAME (a sacrebleu tokenizer; default 13a)"),
+    opt.metric_options("tokenize=NAME (BLEU's; default 13a), target_unit=word|char|spm (how hypotheses are cut into "
+                       "target units for latency, SimulEval's --eval-latency-unit), spm_model=FILE"),
     click.option("--tokenize", hidden=True, help="deprecated: -o tokenize=NAME"),
     opt.output("write instances.log, metrics.tsv and scores.json into this folder (created if missing)",
                folder=True),
@@ -168,13 +174,15 @@ def run_command(src_file, ref, wav_list, convention, options, tokenize, output, 
 
 #: what ``-o`` sets in simul score (and simul serve / run): BLEU's tokenizer and the latency target unit
 SCORE_OPTIONS = {"tokenize": "BLEU's tokenizer (default 13a)", "target_unit": "word, char or spm (SimulEval's "
-                 "--eval-latency-unit)", "spm_model": "the sentencepiece model for target_unit=spm"}
+                 "--eval-latency-unit)", "spm_model": "the sentencepiece model for target_unit=spm",
+                 "reference_length": "omnisteval (default: words split on single spaces) or words (on any "
+                 "whitespace)"}
 
 
 def _score_rules() -> "Rules":
     """simul score's options that cannot act together."""
     F = Flag
-    no_latency, no_quality = F("--no-latency", (True,)), F("--no-quality", (True,))
+    no_latency, no_quality = F("--no-latency"), F("--no-quality")
     return Rules(conflicts=((F("-w"), F("-f", ("json",)), "json carries every digit"),
                             (no_latency, no_quality, "nothing would be computed"),
                             (F("--emission-ca-key"), no_latency, "it names the computation-aware times"),
@@ -251,7 +259,7 @@ def score_command(log, ref, options, emission_cu_key, emission_ca_key, no_qualit
             from evalpipe.errors import InputError
 
             raise InputError("expected a reference (the latency metrics count its length), got an empty one",
-                             source, empty + 1 if ref else None)
+                             source, empty + 1 if ref else pairs.lines[empty])
     from evalpipe.inputs import SimulPairs
 
     pairs = SimulPairs(pairs.hypotheses, [references], log)

@@ -16,9 +16,9 @@ Every latency value is a plugin's (:mod:`evalpipe.evaluators.shortform`, :mod:`e
 the whole log's summed stats, computed in one pass by an engine.  A metric with nothing to score is ``nan`` with a
 warning, as OmniSTEval prints it.  Warnings OmniSTEval logs are returned in :attr:`Evaluation.warnings`.
 
-Where evalpipe differs, on purpose: an instance's reference length counts whitespace-separated words
-(OmniSTEval splits on single spaces); an empty reference is refused by the latency metrics (OmniSTEval counts
-it as one word); computation-aware values are not computed from all-zero elapsed times.
+Words of a reference are counted as OmniSTEval counts them (``reference_length=omnisteval``: split on single
+spaces).  Where evalpipe differs, on purpose: an empty reference is refused by the latency metrics (OmniSTEval
+counts it as one word); computation-aware values are not computed from all-zero elapsed times.
 """
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def evaluate(pairs: SimulPairs, engine: Engine, quality: bool = True, latency: b
              tokenize: str = "13a", options: Mapping[str, Any] = ()) -> Evaluation:
     """OmniSTEval's short-form evaluation of ``pairs`` (one reference stream); ``options`` go to every latency
     metric that takes them (``target_unit``, ``spm_model``)."""
-    options = dict(options)
+    options = {"reference_length": "omnisteval", **dict(options)}
     hyps, refs = pairs.hypotheses, pairs.references[0]
     texts = [h.text if isinstance(h.text, str) else "" for h in hyps]
     result = Evaluation({}, len(hyps))

@@ -101,7 +101,9 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
     if any(present) and not all(present):
         n = lines[present.index(False)]
         raise InputError("expected a 'reference' string in every instance (or in none)", source, n)
-    return SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
+    pairs = SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
+    pairs.lines = list(lines)  # the line of each instance in its file
+    return pairs
 
 
 def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: Sequence[int]) -> None:

@@ -42,6 +42,7 @@ from urllib.parse import parse_qs, urlparse
 from evalpipe.corpus import write_atomically
 from evalpipe.errors import EvalpipeError, InputError
 from evalpipe.simul.agent import EOS
+from evalpipe.evaluators.formulas.target_units import target_tokens
 from evalpipe.simul.results import score_instances, sentence_latency
 
 log = logging.getLogger(__name__)
@@ -122,8 +123,10 @@ class Evaluator:
     """The server's state and operations, independent of HTTP."""
 
     def __init__(self, corpus: Corpus, convention: str = "simuleval", tokenize: str = "13a",
-                 output: Optional[str] = None) -> None:
+                 output: Optional[str] = None, target_unit: str = "word", spm_model: str = "") -> None:
         self.corpus, self.convention, self.tokenize, self.output = corpus, convention, tokenize, output
+        #: SimulEval's --eval-latency-unit: how a hypothesis is cut into target units, each with its delay
+        self.target_unit, self.spm_model = target_unit, spm_model
         self._lock = threading.Lock()
         self._journal_lock = threading.Lock()
         self.sessions: Dict[int, Session] = {}
@@ -185,21 +188,30 @@ class Evaluator:
             if session.eos_delay is not None:
                 raise RequestError(f"sentence {i} already ended with {EOS}", 409)
             now = (time.monotonic() - (session.started or time.monotonic())) * 1000
-            for token in text.split():
-                if token == EOS:
+            for word in text.split():
+                if word == EOS:
                     session.eos_delay = session.served
                     if self.output:
                         self._journal(i, session)
                     break
-                session.tokens.append(token)
-                session.delays.append(session.served)
-                # elapsed: source consumed (ms) plus the wall-clock time the agent has spent
-                session.elapsed.append(now + (session.served if self.corpus.unit == "speech" else 0))
+                for token in target_tokens(word, self.target_unit):
+                    session.tokens.append(token)
+                    session.delays.append(session.served)
+                    # elapsed: source consumed (ms) plus the wall-clock time the agent has spent
+                    session.elapsed.append(now + (session.served if self.corpus.unit == "speech" else 0))
         return {"sent_id": i, "received": len(text.split())}
+
+    def _text(self, tokens: List[str]) -> str:
+        """The hypothesis text of target units, as SimulEval joins them for its unit."""
+        if self.target_unit == "char":
+            return "".join(tokens)
+        if self.target_unit == "spm":
+            return "".join(tokens).replace("\u2581", " ").strip()
+        return " ".join(tokens)
 
     def _instance(self, i: int, s: Session) -> Dict[str, Any]:
         src_len = self.corpus.source_length(i)
-        record = {"index": i, "prediction": " ".join(s.tokens), "delays": [min(d, src_len) for d in s.delays],
+        record = {"index": i, "prediction": self._text(s.tokens), "delays": [min(d, src_len) for d in s.delays],
                   "elapsed": list(s.elapsed), "prediction_length": len(s.tokens),
                   "reference": self.corpus.references[i], "source_length": src_len, "finished": s.eos_delay is not None}
         if self.corpus.unit == "text" and (s.delays or s.eos_delay is not None):
@@ -241,14 +253,15 @@ class Evaluator:
 
     def result(self) -> Dict[str, Any]:
         instances = self.instances()
-        scores = score_instances(instances, convention=self.convention, tokenize=self.tokenize, unit=self.corpus.unit)
+        scores = score_instances(instances, convention=self.convention, tokenize=self.tokenize, unit=self.corpus.unit,
+                                 target_unit=self.target_unit, spm_model=self.spm_model)
         if self.output:
             self._write(instances, scores)
         return scores
 
     def _write(self, instances: List[Dict[str, Any]], scores: Dict[str, Any]) -> None:
         os.makedirs(self.output, exist_ok=True)
-        rows = sentence_latency(instances, self.convention, self.corpus.unit)
+        rows = sentence_latency(instances, self.convention, self.corpus.unit, self.target_unit, self.spm_model)
         log_lines = [json.dumps({**ins, "metric": row}, ensure_ascii=False) + "\n" for ins, row in zip(instances, rows)]
         table = ["index\t" + "\t".join(rows[0] if rows else ()) + "\n"]
         table += [f"{ins['index']}\t" + "\t".join("" if v is None else repr(v) for v in row.values()) + "\n"
