@@ -20,6 +20,7 @@ import bench_protocol  # noqa: E402
 import bench_realdata  # noqa: E402
 import bench_report  # noqa: E402
 import bench_sacrebleu_cli  # noqa: E402
+import bench_shortform  # noqa: E402
 import bench_simul  # noqa: E402
 import bench_stream  # noqa: E402
 import bench_tune  # noqa: E402
@@ -60,6 +61,8 @@ def main() -> None:
     bench_workers.main(scale)
     print("## WER against jiwer and SimulEval's scorer (issue 36)")
     bench_wer.main(3)
+    print("## short-form simultaneous evaluation against OmniSTEval and SimulEval (issue 36)")
+    bench_shortform.main(scale)
     print("## minimum Bayes risk decoding (issue 28)")
     bench_mbr.main(max(1, round(3 * scale)))
 

@@ -353,3 +353,28 @@ def test_yaal_with_nothing_before_the_source_end_is_nan_with_a_warning(tmp_path)
     metric = load_metric("yaal")
     stats = sum_stats(metric.corpus_stats(corpus.hypotheses, corpus.references), metric.num_stats)
     assert stats == [0, 0, 1]
+
+
+def test_server_cuts_hypotheses_by_target_unit_and_scores_as_simuleval(simuleval, tmp_path):
+    """``simul run -o target_unit=char``: each character of the agent's words gets its own delay (SimulEval's
+    char unit drops the spaces), the log's prediction is the characters joined, and /result's AL, LAAL and AP
+    equal SimulEval's scorers on that log read with ``latency_unit="char"``."""
+    instance, ls = simuleval
+    demo = ROOT / "src" / "evalpipe" / "demo"
+    src, ref = tmp_path / "src.txt", tmp_path / "ref.txt"
+    src.write_text("".join(open(demo / "newstest.src.en", encoding="utf-8").readlines()[:12]), encoding="utf-8")
+    ref.write_text("".join(open(demo / "newstest.ref.de", encoding="utf-8").readlines()[:12]), encoding="utf-8")
+    done = _run([str(BIN / "evalpipe"), "simul", "run", "--source", str(src), "-r", str(ref), "-o", "target_unit=char",
+                 "--output", str(tmp_path / "run"), "-f", "json"])
+    assert done.returncode == 0, done.stderr
+    scores = json.loads(done.stdout)
+    records = [json.loads(line) for line in open(tmp_path / "run" / "instances.log", encoding="utf-8")]
+    sources = src.read_text(encoding="utf-8").splitlines()
+    for record, source in zip(records, sources):  # the copy agent writes the source's words
+        assert record["prediction"] == source.replace(" ", "")[:len(record["delays"])]
+        assert len(record["delays"]) == len(record["prediction"])
+    logged = {i: instance.LogInstance(json.dumps(r), latency_unit="char") for i, r in enumerate(records)}
+    for name, scorer in (("AL", ls.ALScorer), ("LAAL", ls.LAALScorer), ("AP", ls.APScorer)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert scores[name] == pytest.approx(scorer()(logged), rel=1e-12), name
