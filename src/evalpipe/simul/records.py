@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from evalpipe.corpus import decoded, open_binary
+from evalpipe.corpus import decode_block, open_binary
 from evalpipe.errors import InputError
 from evalpipe.inputs import SimulPairs
 from evalpipe.sufficient_stats.segments import SimulHypothesis
@@ -143,7 +143,7 @@ def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulP
     ``--emission_cu_key`` / ``--emission_ca_key``); a renamed field missing from a line is an error naming it."""
     renamed = {ours: theirs for ours, theirs in (fields or {}).items() if theirs != ours}
     with open_binary(path) as handle, _gc_paused():
-        kept = [(n, line) for n, line in enumerate(decoded(handle, path), 1) if line.strip()]
+        kept = [(n, line) for n, line in enumerate(decode_block(handle.readlines(), path, 1), 1) if line.strip()]
         try:  # one parse of the whole log (faster than a parse a line); on any error line by line, to name it
             records = json.loads("[" + ",".join(line for _, line in kept) + "]")
         except json.JSONDecodeError:
