@@ -1,6 +1,6 @@
 """Latency metric plugins for simultaneous translation: AP, AL, DAL, LAAL, ATD, StartOffset, EndOffset.
 
-Each sentence contributes ``[value, 1, 0]`` (or ``[0, 0, 1]`` when its hypothesis is empty), so the
+Each sentence contributes ``[value, 1, 0]`` (or ``[0, 0, 1]`` when its hypothesis or its source is empty), so the
 stats layout is ``value_sum, scored, empty`` and the corpus value is ``value_sum / scored`` -- the
 mean over sentences, as SimulEval reports it.  Empty hypotheses are skipped by that documented rule
 and counted in ``empty``; a corpus in which every hypothesis is empty is an error, not a number.
@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.errors import InputError, OptionError
+from evalpipe.errors import InputError, OptionError, Unscorable
 from evalpipe.evaluators.formulas import latency as F
 from evalpipe.evaluators.formulas.target_units import UNITS, reference_lengths, spm_processor
 from evalpipe.sufficient_stats.metric import Metric
@@ -103,8 +103,8 @@ class LatencyMetric(Metric):
     # -- one segment ---------------------------------------------------------------------------
     def checked_delays(self, hyp: SimulHypothesis) -> Sequence[float]:
         if not (isinstance(hyp.source_length, (int, float)) and math.isfinite(hyp.source_length)
-                and hyp.source_length > 0):
-            raise InputError(f"{self.name}: expected the source length to be one positive number, "
+                and hyp.source_length >= 0):
+            raise InputError(f"{self.name}: expected the source length to be one number, 0 or more, "
                              f"got {hyp.source_length!r}")
         if not self.options.get("computation_aware"):
             return hyp.delays
@@ -173,7 +173,7 @@ class LatencyMetric(Metric):
         """Mean over scored sentences; an error when none was scored."""
         value_sum, scored, empty = stats[:3]
         if scored == 0:
-            raise InputError(f"{self.name}: no sentence has a non-empty hypothesis ({int(empty)} empty); "
+            raise Unscorable(f"{self.name}: no sentence has both a hypothesis and a source ({int(empty)} without); "
                              f"latency is undefined")
         return float(value_sum / scored)
 
@@ -205,12 +205,13 @@ class _Block:
             delays = [[min(d, h.source_length + 1) for d in h.server_delays] if h.server_delays is not None
                       else F.iwslt2020_delays(d, h.source_length) if len(d) else d
                       for h, d in zip(hypotheses, delays)]
-        self.kept = [i for i, d in enumerate(delays) if len(d)]
-        everything = len(self.kept) == len(delays)
         src = np.array([float(h.source_length) for h in hypotheses])
-        if not (np.isfinite(src).all() and (src > 0).all()):
-            bad = int(np.argmin(np.isfinite(src) & (src > 0)))
+        if not (np.isfinite(src).all() and (src >= 0).all()):
+            bad = int(np.argmin(np.isfinite(src) & (src >= 0)))
             metric.checked_delays(hypotheses[bad])  # raises, naming the problem
+        # an empty source (|X| = 0) has no latency: not scored, as an empty hypothesis (OmniSTEval skips it too)
+        self.kept = [i for i, d in enumerate(delays) if len(d) and src[i] > 0]
+        everything = len(self.kept) == len(delays)
         self.src = src if everything else src[self.kept]
         delays = delays if everything else [delays[i] for i in self.kept]
         if iwslt:

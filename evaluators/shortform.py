@@ -72,13 +72,12 @@ class _Degeneracy(LatencyMetric):
                       references: Sequence[Sequence[str]]) -> List[np.ndarray]:
         """Per-sentence values of each stats field."""
         n = len(hypotheses)
-        simultaneous, units = np.zeros(n), np.zeros(n)
-        numerator, denominator = np.zeros(n), np.zeros(n)
+        simultaneous, numerator, denominator = np.zeros(n), np.zeros(n), np.zeros(n)
+        units = np.fromiter((len(h.delays) for h in hypotheses), dtype=np.float64, count=n)  # empty sources too
         block = _prepare(self, hypotheses, references)
         if block.kept:
             kept = np.array(block.kept)
             simultaneous[kept] = _before_end(block)
-            units[kept] = block.columns.lengths
             if "numerator" in self.parts:
                 ref = block.reference_lengths(self.options["target_unit"], self.options["spm_model"],
                                               self.options["reference_length"])

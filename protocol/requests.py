@@ -40,8 +40,8 @@ def score_fields(metric: Any, fields: Sequence[str]) -> Tuple[Any, List[str]]:
     if len(fields) not in ((4,) if mixed else (3, 4)):
         raise InputError(f"{metric.name}: SCORE expects {MIXED_FORM if mixed else SIMUL_FORM}; got {len(fields)} field(s)")
     source = numbers(fields[0], "SOURCE_LENGTH")
-    if len(source) != 1 or source[0] <= 0:
-        raise InputError(f"expected SOURCE_LENGTH to be one positive number, got {fields[0]!r}")
+    if len(source) != 1 or source[0] < 0:
+        raise InputError(f"expected SOURCE_LENGTH to be one number, 0 or more, got {fields[0]!r}")
     elapsed = numbers(fields[3], "ELAPSED") if len(fields) == 4 and not mixed else None
     text = fields[3] if mixed else None
     return SimulHypothesis(numbers(fields[2], "DELAYS"), source[0], elapsed, text), [fields[1]]

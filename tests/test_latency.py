@@ -170,7 +170,7 @@ def test_empty_hypothesis_is_skipped_and_counted():
 
 def test_all_empty_is_a_clear_error():
     al = load_metric("al")
-    with pytest.raises(ValueError, match="no sentence has a non-empty hypothesis"):
+    with pytest.raises(ValueError, match="no sentence has both a hypothesis and a source"):
         al.score(sum_stats([al.stats(H("", 3), ["a"]), al.stats(H("", 2), ["b"])]))
 
 

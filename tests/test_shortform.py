@@ -19,7 +19,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from evalpipe import load_metric
@@ -103,7 +103,7 @@ def shortform_logs(draw):
     records = []
     for index in range(draw(st.integers(1, 7))):
         src = draw(st.floats(1.0, 9000.0).map(lambda v: round(v, 3))) if speech else \
-            draw(st.one_of(st.just(1), st.integers(1, 30)))
+            draw(st.one_of(st.just(1), st.just(0), st.integers(1, 30)))  # empty, one-word and longer sources
         point = st.floats(0.0, src) if speech else st.integers(0, src)
         kind = draw(st.sampled_from(["any", "at_end", "at_once", "nothing", "before_reading"]))
         count = 0 if kind == "nothing" else draw(st.integers(1, 25))
@@ -149,6 +149,9 @@ def _omnisteval(records, char, tmp_path_factory):
 
 @settings(max_examples=60, deadline=None)
 @given(case=shortform_logs())
+@example(case=([{"index": 0, "source_length": 0, "delays": [0, 0], "prediction": "a b", "reference": "a b"}], False))
+@example(case=([{"index": 0, "source_length": 3, "delays": [], "prediction": "", "reference": "a"},
+                {"index": 1, "source_length": 2, "delays": [2, 2], "prediction": "Ｔｅｓｔ 你好", "reference": "b"}], True))
 def test_generated_logs_equal_omnisteval(case, tmp_path_factory):
     records, char = case
     theirs, their_empty, their_normalization, their_warnings = _omnisteval(records, char, tmp_path_factory)
@@ -306,7 +309,7 @@ GOOD = {"index": 0, "source_length": 4, "delays": [1, 2, 3], "prediction": "a b 
      r"line 2: expected a SimulEval instance with 'delays'"),
     ([dict(GOOD, emission=[1, 2, 3]), GOOD], ["--emission-cu-key", "emission"],
      r"line 2: expected the field 'emission' \(the delays field\)"),
-    ([dict(GOOD, source_length=0)], [], r"line 1: expected source_length to be a positive number, got 0"),
+    ([dict(GOOD, source_length=-1)], [], r"line 1: expected source_length to be a number, 0 or more, got -1"),
     ([GOOD], ["-o", "target_unit=spm"], r"target_unit=spm needs the sentencepiece model: -o spm_model=FILE"),
     ([GOOD], ["-o", "target_unit=spm", "-o", "spm_model=missing.model"], r"spm_model: missing.model: no such file"),
     ([GOOD], ["-o", "spm_model=x.model"], r"spm_model acts only with target_unit=spm"),
@@ -378,3 +381,23 @@ def test_server_cuts_hypotheses_by_target_unit_and_scores_as_simuleval(simuleval
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert scores[name] == pytest.approx(scorer()(logged), rel=1e-12), name
+
+
+def test_protocol_scores_in_characters_through_a_pipe(simuleval):
+    """``evalpipe serve laal -o target_unit=char`` through a real pipe (unbuffered environment removed): each
+    SCORE reply is the sentence's stats, equal to SimulEval's LAAL with ``latency_unit="char"``."""
+    instance, ls = simuleval
+    lines = [("6", "你好，世界！", [1, 2, 3, 4, 5, 6, 6]), ("3", "猫が好き", [0, 3]), ("0", "空", [0])]
+    request = "".join(f"SCORE ||| {src} ||| {ref} ||| {' '.join(map(str, d))}\n" for src, ref, d in lines)
+    done = subprocess.run([str(BIN / "evalpipe"), "serve", "laal", "-o", "target_unit=char"], input=request + "EVAL\n",
+                          capture_output=True, text=True, timeout=120, env=_env())
+    assert done.returncode == 0, done.stderr
+    replies = done.stdout.splitlines()
+    for (src, ref, delays), reply in zip(lines, replies):
+        logged = instance.LogInstance(json.dumps({"index": 0, "source_length": float(src), "delays": delays,
+                                                  "reference": ref}), latency_unit="char")
+        value, scored, empty = map(float, reply.split())
+        if float(src) == 0:  # an empty source: not scored (SimulEval divides by zero)
+            assert (scored, empty) == (0, 1)
+        else:
+            assert (value, scored) == (ls.LAALScorer().compute(logged), 1)

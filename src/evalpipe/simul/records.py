@@ -107,7 +107,7 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
 
 
 def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: Sequence[int]) -> None:
-    """Delays that can come from a simultaneous run: finite and non-decreasing, with a positive source length;
+    """Delays that can come from a simultaneous run: finite and non-decreasing, with a source length of 0 or more;
     the first that is not is an error naming the file, line and field.  Delays past the source length are
     kept: logs cut from a stream carry them (the shared wait-k logs do), and each metric has its rule for them."""
     if not hyps:
@@ -118,7 +118,7 @@ def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: 
     sentence = np.repeat(np.arange(len(hyps)), lengths)
     back = np.zeros(len(flat), dtype=bool)
     back[1:] = (flat[1:] < flat[:-1]) & (sentence[1:] == sentence[:-1])
-    candidates = [(i, "source") for i in np.flatnonzero(~(np.isfinite(src) & (src > 0)))[:1].tolist()]
+    candidates = [(i, "source") for i in np.flatnonzero(~(np.isfinite(src) & (src >= 0)))[:1].tolist()]
     candidates += [(int(sentence[int(np.argmax(m))]), kind) for m, kind in ((~np.isfinite(flat), "finite"),
                                                                            (back, "back")) if m.any()]
     if not candidates:
@@ -127,7 +127,8 @@ def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: 
     where = lines[i] if i < len(lines) else None
     delays = list(hyps[i].delays)
     if kind == "source":
-        raise InputError(f"expected source_length to be a positive number, got {hyps[i].source_length!r}", source, where)
+        raise InputError(f"expected source_length to be a number, 0 or more, got {hyps[i].source_length!r}", source,
+                         where)
     if kind == "finite":
         raise InputError(f"expected finite delays, got {[d for d in delays if not np.isfinite(d)][:3]} in field "
                          f"'delays'", source, where)
