@@ -140,6 +140,17 @@ class SimulPairs(Pairs):
         return 0
 
 
+class ScorePairs(Pairs):
+    """Segment scores computed elsewhere (numbers; None: a segment without a score), one a segment, without references
+    (:mod:`evalpipe.evaluators.segment_scores`)."""
+
+    hypothesis_type = (float, type(None))
+
+    def __init__(self, hypotheses: Sequence[Optional[float]], references: Sequence[Sequence[str]] = (),
+                 name: str = "") -> None:
+        super().__init__([None if h is None else float(h) for h in hypotheses], references, name)
+
+
 class TextFiles(Input):
     """A hypothesis file and reference files (paths or, for Spark, URIs), lines ``start:stop``, read
     where the work runs: by this process for the local and pool engines, by Spark itself for Spark.

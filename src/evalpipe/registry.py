@@ -121,7 +121,7 @@ def load_metric(name: str, **options: Any) -> Any:
     return Combination([(w, member, load_class(member)(**opts)) for (w, member), opts in zip(terms, routed)])
 
 
-_BUILT: Dict["MetricSpec", Any] = {}
+_BUILT: Dict[Any, Any] = {}
 
 
 class MetricSpec(NamedTuple):
@@ -139,6 +139,20 @@ class MetricSpec(NamedTuple):
         metric = _BUILT.get(self)
         if metric is None:
             metric = _BUILT[self] = load_metric(self.name, **dict(self.options))
+        return metric
+
+
+class ScoresSpec(NamedTuple):
+    """Segment scores computed elsewhere as a metric called ``name`` (the ``segment_scores`` plugin with that label);
+    an input of their numbers goes with each system (:mod:`evalpipe.score_files`).  Picklable."""
+
+    name: str
+    options: Tuple[Tuple[str, Any], ...] = ()
+
+    def build(self) -> Any:
+        metric = _BUILT.get(self)
+        if metric is None:
+            metric = _BUILT[self] = load_metric("segment_scores", label=self.name, **dict(self.options))
         return metric
 
 

@@ -7,6 +7,7 @@ chosen engine, print.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -45,6 +46,63 @@ def _text_systems(refs: List[str], paths: List[str], named: List[str], read_here
     return [System(name, [TextPairs(lines, references, name) for lines in t]) for name, t in texts.items()]
 
 
+def _segment_score_specs(values: Tuple[str, ...], options: Dict[str, str]) -> List[Tuple[str, List[str], Dict]]:
+    """``(name, files, options)`` of each ``--segment-scores NAME=FILE[,FILE...]``; its ``-o NAME.KEY=VALUE`` options
+    (direction, format, field) are taken out of ``options``."""
+    out = []
+    for value in values:
+        name, eq, files = value.partition("=")
+        if not eq or not name or not files:
+            raise UsageError(f"--segment-scores expects NAME=FILE[,FILE...], got {value!r}")
+        if not re.fullmatch(r"[A-Za-z][\w.+-]*", name) or "." in name:
+            raise UsageError(f"--segment-scores: a metric name is letters, digits, _, + or -, got {name!r}")
+        own = {key.split(".", 1)[1]: options.pop(key) for key in list(options) if key.startswith(name + ".")}
+        unknown = sorted(set(own) - {"direction", "format", "field"})
+        if unknown:
+            raise UsageError(f"-o {name}.{unknown[0]}: segment scores take direction, format and field")
+        out.append((name, files.split(","), own))
+    names = [n for n, _, _ in out]
+    if len(set(names)) < len(names):
+        raise UsageError(f"--segment-scores: the name {next(n for n in names if names.count(n) > 1)!r} is given twice")
+    return out
+
+
+def _attach_scores(systems: List[System], given: List[Tuple[str, List[str], Dict]]) -> List[Any]:
+    """The precomputed metrics' specs; each system gets its scores (``System.scores``).  Without text systems the
+    systems are those of the first score file, in its order."""
+    from evalpipe.inputs import ScorePairs
+    from evalpipe.registry import ScoresSpec
+    from evalpipe.score_files import read_scores, scores_for_systems
+
+    if not systems:
+        name, files, own = given[0]
+        if len(files) != 1:
+            raise UsageError(f"--segment-scores {name}: without system files, give one file holding every system")
+        table = read_scores(files[0], own.get("format", "auto"), own.get("field"))
+        if "" in table:
+            raise UsageError(f"--segment-scores {name}: {files[0]} holds one unnamed system; give the system files "
+                             f"and references, or a file naming its systems (comet-score's output, MTME seg.score)")
+        systems[:] = [System(s, []) for s in table]
+    if any(len(s.runs) > 1 for s in systems):
+        raise UsageError("--segment-scores: segment scores go with systems of one run each")
+    segments = len(systems[0].runs[0]) if systems[0].runs else None
+    specs = []
+    for name, files, own in given:
+        found = scores_for_systems(name, files, [s.name for s in systems], segments, own.get("format", "auto"),
+                                   own.get("field"))
+        if segments is None:
+            segments = len(found[systems[0].name])
+            lengths = {s: len(v) for s, v in found.items()}
+            if len(set(lengths.values())) > 1:
+                raise UsageError(f"--segment-scores {name}: the systems have different numbers of scores: {lengths}")
+        spec = ScoresSpec(name, (("direction", own.get("direction", "auto")),))
+        spec.build()  # a bad direction fails now
+        for system in systems:
+            system.scores[name] = ScorePairs(found[system.name], [], system.name)
+        specs.append(spec)
+    return specs
+
+
 def demo_files() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """(the reference, the system files) of the shipped demo: 10 WMT21 en-de systems x 300 segments."""
     from importlib import resources
@@ -80,13 +138,17 @@ def _rules() -> Rules:
     sentence, tests = F("--sentence-level"), (F("--confidence"), F("--confidence-n"), F("--paired-bs"), F("--paired-ar"),
                                               F("--paired-n"), F("--all-pairs"), F("--report"), F("--plot"))
     no_stats = "statistical tests are unavailable in sentence-level mode (as in sacrebleu)"
-    shown = (F("--paired-bs"), F("--paired-ar"), F("--all-pairs"), F("--confidence"))
+    shown = (F("--paired-bs"), F("--paired-ar"), F("--paired-ttest"), F("--all-pairs"), F("--confidence"))
     machine = F("-f", ("json", "tsv"))
     engine_conflicts, engine_requires = opt.engine_rules()
     return Rules(
         conflicts=(*((sentence, t, no_stats) for t in tests),
                    (sentence, F("-f", ("table", "text")), "sentence scores are TSV (the default) or JSON lines (-f json)"),
                    (F("--paired-bs"), F("--paired-ar"), "choose one paired test"),
+                   (F("--paired-bs"), F("--paired-ttest"), "choose one paired test"),
+                   (F("--paired-ar"), F("--paired-ttest"), "choose one paired test"),
+                   (sentence, F("--paired-ttest"), no_stats),
+                   (F("--sentence-level"), F("--segment-scores"), "sentence scores are the metrics' own"),
                    (F("-b"), machine, "-b shortens the table; json and tsv always carry the scores"),
                    *((F("-b"), t, "-b prints the scores alone, so the test's results would not be shown")
                      for t in shown),
@@ -135,6 +197,14 @@ def _progress(total: int, quiet: bool):
 @stacked(opt.confidence())
 @click.option("--paired-bs", is_flag=True, help="paired bootstrap resampling against the first system")
 @click.option("--paired-ar", is_flag=True, help="paired approximate randomization against the first system")
+@click.option("--paired-ttest", is_flag=True,
+              help="comet-compare's paired t-test (scipy.stats.ttest_rel) against the first system, on metrics whose "
+                   "score is a mean of segment scores (--segment-scores); extra scipy")
+@click.option("--segment-scores", "segment_scores", multiple=True, metavar="NAME=FILE[,FILE...]",
+              help="segment scores computed elsewhere as one more metric NAME (repeat): comet-score's output or an "
+                   "MTME seg.score file holding every system (matched by name), or one file a system in their "
+                   "order (a number a line; JSON lines with -o NAME.field=KEY); -o NAME.direction=lower|higher, "
+                   "-o NAME.format=comet|mtme|lines|jsonl")
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="trials of the paired test (default 1000 for bs, 10000 for ar)")
 @click.option("--all-pairs", is_flag=True,
@@ -148,7 +218,8 @@ def _progress(total: int, quiet: bool):
 @click.option("-q", "--quiet", is_flag=True, help="no progress bar")
 @opt.verbose()
 def score_corpus(system_files, input_files, refs, metric_names, options, tokenize, lowercase, language_pair,
-                 instance_logs, named_systems, demo, fmt, score_only, sentence_level, confidence, confidence_n, paired_bs, paired_ar, paired_n,
+                 instance_logs, named_systems, demo, fmt, score_only, sentence_level, confidence, confidence_n, paired_bs,
+                 paired_ar, paired_ttest, segment_scores, paired_n,
                  all_pairs, report_file, plot_file, seed, engine, workers, spark_master, width, quiet,
                  verbose) -> None:
     """Score SYSTEM_FILES (or -i FILES, or stdin) against the references with every metric.
@@ -172,14 +243,18 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         if refs or system_files or named_systems or instance_logs:
             raise UsageError("--demo scores the shipped systems: give no references, system files or logs")
         refs, system_files = demo_files()
-    if not refs and not instance_logs:
-        raise UsageError("give reference files (-r REF) or SimulEval logs (--instances LOG)")
-    if instance_logs and (refs or system_files or named_systems):
-        raise UsageError("--instances logs carry their own references and predictions: "
-                         "do not combine them with -r, system files or --system")
-    default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else ("bleu",)
-    names = list(metric_names or default_metrics)
     given = parse_key_values(options)
+    scores_given = _segment_score_specs(segment_scores, given)
+    if not refs and not instance_logs and not (scores_given and not system_files and not named_systems):
+        raise UsageError("give reference files (-r REF) or SimulEval logs (--instances LOG)")
+    if instance_logs and (refs or system_files or named_systems or segment_scores):
+        raise UsageError("--instances logs carry their own references and predictions: "
+                         "do not combine them with -r, system files, --system or --segment-scores")
+    default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else () if scores_given else ("bleu",)
+    names = list(metric_names or default_metrics)
+    if names and not refs and not instance_logs:
+        raise UsageError(f"-m {' '.join(names)} needs the system files and their references (-r REF); with segment "
+                         f"scores alone give no -m")
     for key, value in (("tokenize", tokenize), ("lowercase", "true" if lowercase else None)):
         if value is not None:
             if "bleu" not in names:
@@ -189,7 +264,13 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         raise UsageError(f"-l picks BLEU's tokenizer for the target language, and bleu is not among the metrics "
                          f"({', '.join(names)})")
     settings = sacrebleu_dialect(names, given, language_pair, sentence_level)
-    specs = metric_specs(names, settings)
+    if not names and settings:
+        raise UsageError(f"-o {next(iter(settings))}: no metric takes it (the segment scores take -o NAME.direction, "
+                         f"NAME.format, NAME.field)")
+    specs = metric_specs(names, settings) if names else []
+    if paired_ttest and not scores_given:
+        raise UsageError("--paired-ttest compares means of segment scores (comet-compare's test): give them with "
+                         "--segment-scores NAME=FILE")
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         if instance_logs:
             from evalpipe.simul.records import read_instances
@@ -200,7 +281,9 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
             # pool, by Spark itself); only stdin is read here
             from_stdin = "-" in system_files or not (system_files or named_systems)
             systems = _text_systems(list(refs), list(system_files), list(named_systems),
-                                    read_here=from_stdin and not runner.reads_files)
+                                    read_here=from_stdin and not runner.reads_files) if refs else []
+        if scores_given:
+            specs += _attach_scores(systems, scores_given)
         if sentence_level:
             records = sentence_scores(systems, specs, runner, signatures=True)
             if score_only:
@@ -211,17 +294,18 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         bar = _progress(len(specs) * sum(len(s.runs) for s in systems), quiet)
         try:
             results, test = score_systems(systems, specs, confidence=confidence_n if confidence else 0,
-                                          paired="bs" if paired_bs else "ar" if paired_ar else None,
+                                          paired="bs" if paired_bs else "ar" if paired_ar else
+                                          "ttest" if paired_ttest else None,
                                           trials=paired_n, seed=seed, engine=runner, pairwise=all_pairs,
                                           progress=bar.update if bar else (lambda n: None))
         finally:
             if bar:
                 bar.render_finish()
     pairwise = test.pop("pairwise", None)
-    first = systems[0].runs[0]  # files Spark read were counted by Spark
+    first = systems[0].runs[0] if systems[0].runs else next(iter(systems[0].scores.values()))
     header: Dict[str, Any] = {"evalpipe_version": __version__, "references": list(refs), "test": test,
                               "segments": first.counted if runner.reads_files and isinstance(first, TextFiles)
-                              else len(first)}
+                              else len(first)}  # (files Spark read were counted by Spark)
     if pairwise:
         header["pairwise"] = pairwise
     if report_file or plot_file:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -22,6 +22,7 @@ from evalpipe.engines import Engine, Job
 from evalpipe.engines.local import LocalEngine
 from evalpipe.errors import UsageError
 from evalpipe.inputs import Input
+from evalpipe.registry import ScoresSpec
 from evalpipe.scoring.results import Result
 from evalpipe.sufficient_stats.combine import BundleSpec
 from evalpipe.sufficient_stats import resample
@@ -30,10 +31,12 @@ from evalpipe.sufficient_stats.vectors import sum_stats
 
 @dataclass
 class System:
-    """A named system: one input per optimizer run."""
+    """A named system: one input per optimizer run; ``scores``: the input of each precomputed metric
+    (:class:`~evalpipe.registry.ScoresSpec` name -> its segment scores, one run)."""
 
     name: str
     runs: List[Input]
+    scores: Dict[str, Input] = field(default_factory=dict)
 
 
 @dataclass
@@ -57,21 +60,31 @@ def stats_table(systems: Sequence[System], specs: Sequence[Any], engine: Engine,
     Every metric is computed in one pass over each run (one :class:`~evalpipe.sufficient_stats.combine.
     BundleSpec` job: an input is read and split once for all of them), and every run's job goes to the
     engine at once, so a pool keeps all its workers busy across systems."""
-    bundle_spec = BundleSpec(tuple(specs))
-    bundle = bundle_spec.build()
-    runs = [data for system in systems for data in system.runs]
-    found = engine.run([Job(bundle_spec, data) for data in runs], with_rows, lambda i: progress(len(specs)))
+    given = [spec for spec in specs if not isinstance(spec, ScoresSpec)]
     table: Dict[Tuple[str, str], List[RunStats]] = {}
-    index = 0
-    for system in systems:
-        for data in system.runs:
-            rows = found[index] if with_rows else None
-            total = sum_stats(rows, bundle.num_stats) if with_rows else found[index]
-            for spec, sl in zip(specs, bundle.slices):
-                part = [row[sl] for row in rows] if with_rows else None
-                table.setdefault((system.name, spec.name), []).append(
-                    RunStats(total[sl], part, data.nrefs, sl.stop - sl.start))
-            index += 1
+    if given:
+        bundle_spec = BundleSpec(tuple(given))
+        bundle = bundle_spec.build()
+        runs = [data for system in systems for data in system.runs]
+        found = engine.run([Job(bundle_spec, data) for data in runs], with_rows, lambda i: progress(len(given)))
+        index = 0
+        for system in systems:
+            for data in system.runs:
+                rows = found[index] if with_rows else None
+                total = sum_stats(rows, bundle.num_stats) if with_rows else found[index]
+                for spec, sl in zip(given, bundle.slices):
+                    part = [row[sl] for row in rows] if with_rows else None
+                    table.setdefault((system.name, spec.name), []).append(
+                        RunStats(total[sl], part, data.nrefs, sl.stop - sl.start))
+                index += 1
+    for spec in specs:  # segment scores computed elsewhere: their rows are the numbers, here
+        if isinstance(spec, ScoresSpec):
+            metric = spec.build()
+            for system in systems:
+                data = system.scores[spec.name]
+                rows = data.rows(metric)
+                table[(system.name, spec.name)] = [RunStats(sum_stats(rows, metric.num_stats),
+                                                            rows if with_rows else None, 0, metric.num_stats)]
     return table
 
 
@@ -112,6 +125,24 @@ def all_pairs(results: Sequence[Result], boots: Sequence[np.ndarray], alpha: flo
             "clusters": resample.assign_ranks(adjusted, alpha)}
 
 
+def paired_ttest(metric: Any, base: np.ndarray, other: np.ndarray) -> Tuple[Optional[float], Optional[float],
+                                                                              Optional[str]]:
+    """comet-compare's paired t-test (unbabel-comet 2.2.7, ``comet/cli/compare.py``: ``scipy.stats.ttest_rel(x, y)``,
+    two-sided, x the baseline) on the segment scores of a metric whose corpus score is their mean; (statistic,
+    p-value, None), or (None, None, why) for any other metric."""
+    if not getattr(metric, "segment_mean", False):
+        return None, None, "t-test: the score is not a mean of segment scores"
+    try:
+        from scipy import stats
+    except ImportError:
+        from evalpipe.errors import MissingDependency
+
+        raise MissingDependency.module("scipy", "--paired-ttest") from None
+    both = (base[:, 1] > 0) & (other[:, 1] > 0)  # segments scored in both systems (MTME's None: not scored)
+    found = stats.ttest_rel(base[both, 0] / base[both, 1], other[both, 0] / other[both, 1])
+    return float(found.statistic), float(found.pvalue), None
+
+
 def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: int = 0, paired: Optional[str] = None,
                   trials: Optional[int] = None, seed: Optional[int] = 12345, engine: Optional[Engine] = None,
                   progress: Callable[[int], None] = lambda n: None, pairwise: bool = False
@@ -132,23 +163,31 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
     multi_run = any(len(s.runs) > 1 for s in systems)
     if paired and len(systems) < 2:
         raise UsageError("a paired test needs at least two systems (the first is the baseline)")
+    if paired == "ttest" and multi_run:
+        raise UsageError("the paired t-test compares one run of each system: give one file a system")
     test_type = ("stratified-ar" if multi_run else paired) if paired else None
-    trials = (trials or (1000 if paired == "bs" else 10000)) if paired else trials
+    if paired == "ttest":
+        trials = None
+    trials = (trials or (1000 if paired == "bs" else 10000)) if paired and paired != "ttest" else trials
     boot_n = confidence or (trials if paired == "bs" else 0) or (1000 if multi_run or pairwise else 0)
     table = stats_table(systems, specs, engine or LocalEngine(), bool(boot_n or paired), progress)
     n = len(next(iter(table.values()))[0].rows or []) if table else 0
     counts = resample.bootstrap_counts(n, boot_n, seed) if boot_n and n else None
     masks = resample.ar_masks(n, trials, seed) if test_type == "ar" else None
-    key = "bs" if paired == "bs" and not multi_run else "ar" if paired else "bs" if confidence else None
-    extra = {key: trials if paired else confidence, "seed": str(seed).lower()} if key else {}
+    key = "bs" if paired == "bs" and not multi_run else "ar" if paired in ("ar", "bs") else \
+        "bs" if confidence else None
+    extra = {key: trials if paired in ("ar", "bs") else confidence, "seed": str(seed).lower()} if key else {}
+
     results, boots = [], {}
     for index, system in enumerate(systems):
         for spec in specs:
             metric, runs = spec.build(), table[(system.name, spec.name)]
             scores = [metric.score(r.total) for r in runs]
             nrefs = {r.nrefs for r in runs}
+            tested = {"test": "ttest"} if paired == "ttest" and getattr(metric, "segment_mean", False) else {}
             result = Result(system=system.name, metric=spec.name, score=float(np.mean(scores)) if multi_run else scores[0],
-                            signature=extend_signature(metric.signature(nrefs.pop() if len(nrefs) == 1 else -1), **extra),
+                            signature=extend_signature(metric.signature(nrefs.pop() if len(nrefs) == 1 else -1),
+                                                       **extra, **tested),
                             baseline=bool(paired) and index == 0, runs=len(runs), run_scores=scores,
                             higher_is_better=metric.higher_is_better, label=metric.display_name())
             rows = resample.row_scorer(metric)
@@ -161,7 +200,10 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
                 result.sd_runs, result.sd_bootstrap = run_statistics(scores, mine)
             if paired and index > 0:
                 base = table[(systems[0].name, spec.name)]
-                if test_type == "stratified-ar":
+                if test_type == "ttest":
+                    result.statistic, result.p_value, result.note = paired_ttest(metric, base[0].matrix,
+                                                                                 runs[0].matrix)
+                elif test_type == "stratified-ar":
                     result.p_value = resample.stratified_approximate_randomization(
                         metric.score, rows, [b.matrix for b in base], [r.matrix for r in runs], trials, seed)
                 elif test_type == "ar":

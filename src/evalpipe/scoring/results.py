@@ -30,6 +30,8 @@ class Result:
     ci: Optional[List[float]] = None
     mean: Optional[float] = None
     p_value: Optional[float] = None
+    #: the paired t-test's statistic (``--paired-ttest``), beside its p-value
+    statistic: Optional[float] = None
     baseline: bool = False
     runs: int = 1
     run_scores: List[float] = field(default_factory=list)
