@@ -185,3 +185,68 @@ def test_the_metric_itself():
     assert rows == [[0.5, 1], [0.0, 0], [1.5, 1]] and metric.score([2.0, 2]) == 1.0
     with pytest.raises(InputError, match="expected the hypothesis to be a segment score"):
         metric.corpus_stats([float("nan")], [])
+
+
+def test_mbr_reranks_by_precomputed_scores(systems, tmp_path):
+    files, scores = systems
+    (tmp_path / "kiwi.txt").write_text(comet_score_output(files, scores), encoding="utf-8")
+    done = _run(["mbr", *files, "--segment-scores", f"cometkiwi={tmp_path / 'kiwi.txt'}", "-f", "json"])
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    texts = [Path(f).read_text(encoding="utf-8").splitlines() for f in files]
+    for g, segment in enumerate(doc["segments"]):
+        column = [s[g] for s in scores]
+        best = column.index(max(column))  # the first of the highest
+        assert segment["choice"] == best and segment["text"] == texts[best][g]
+        assert segment["utilities"] == column
+    lower = _run(["mbr", *files, "--segment-scores", f"metricx={tmp_path / 'kiwi.txt'}", "-f", "json"])
+    assert [s["choice"] for s in json.loads(lower.stdout)["segments"]] == \
+        [[s[g] for s in scores].index(min(s[g] for s in scores)) for g in range(len(scores[0]))]
+    refused = _run(["mbr", *files, "--segment-scores", f"k={tmp_path / 'kiwi.txt'}", "-m", "bleu"])
+    assert refused.returncode == 2 and "-m and --segment-scores cannot go together" in refused.stderr
+
+
+def test_meta_eval_add_metric_writes_mtme_files_from_segment_scores(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "tests" / "data" / "wmt21.news", tmp_path / "wmt21.news")
+    outputs = sorted((tmp_path / "wmt21.news" / "system-outputs" / "en-de").glob("*.txt"))
+    n = len(outputs[0].read_text(encoding="utf-8").splitlines())
+    rng = random.Random(11)
+    scores = [[round(rng.uniform(0, 1), 4) for _ in range(n)] for _ in outputs]
+    names = [f"system-outputs/en-de/{p.name}" for p in outputs]
+    (tmp_path / "comet.txt").write_text(comet_score_output(names, scores), encoding="utf-8")
+    done = _run(["meta-eval", "add-metric", "COMET-ext", "--root", tmp_path, "--test-set", "wmt21.news", "-l", "en-de",
+                 "--segment-scores", tmp_path / "comet.txt"])
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "wmt21.news" / "metric-scores" / "en-de"
+    sys_scores = dict(line.split("\t") for line in (folder / "COMET_ext-refA.sys.score").read_text().splitlines())
+    by_name = {p.stem: v for p, v in zip(outputs, scores)}
+    assert "refA" not in sys_scores  # the reference scored against is left out, as add-metric does
+    for system, value in sys_scores.items():
+        assert float(value) == pytest.approx(statistics.mean(by_name[system]), rel=1e-12)
+    seg = [line.split("\t") for line in (folder / "COMET_ext-refA.seg.score").read_text().splitlines()]
+    assert [float(v) for s, v in seg if s == "UEdin"] == by_name["UEdin"]
+    correlate = _run(["meta-eval", "correlate", "--root", tmp_path, "--test-set", "wmt21.news", "-l", "en-de",
+                      "--help"])
+    assert correlate.returncode == 0
+
+
+def test_stream_score_takes_scores_of_the_realigned_sentences(tmp_path):
+    longform = ROOT / "src" / "evalpipe" / "demo" / "longform"
+    log = tmp_path / "w.jsonl"
+    run = _run(["stream", "run", "--source", longform / "source.en", "-a", longform / "audio.json", "--agent-option",
+                f"hypothesis={longform / 'online-w.de'}", "--output", log])
+    assert run.returncode == 0, run.stderr
+    n = len((longform / "reference.de").read_text(encoding="utf-8").splitlines())
+    values = [round(random.Random(3).uniform(0, 1) + i / 1000, 6) for i in range(n)]
+    (tmp_path / "s.txt").write_text("".join(f"{v}\n" for v in values), encoding="utf-8")
+    done = _run(["stream", "score", "--log-file", log, "-a", longform / "audio.json", "-r", longform / "reference.de",
+                 "-m", "bleu", "--segment-scores", f"comet={tmp_path / 's.txt'}", "-f", "json"])
+    assert done.returncode == 0, done.stderr
+    got = {r["metric"]: r["score"] for r in json.loads(done.stdout)["results"]}
+    assert got["comet"] == pytest.approx(statistics.mean(values), rel=1e-12)
+    (tmp_path / "short.txt").write_text("0.5\n", encoding="utf-8")
+    short = _run(["stream", "score", "--log-file", log, "-a", longform / "audio.json", "-r", longform / "reference.de",
+                  "-m", "bleu", "--segment-scores", f"comet={tmp_path / 'short.txt'}"])
+    assert short.returncode == 1 and "short.txt, line 2: expected" in short.stderr

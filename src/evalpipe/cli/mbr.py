@@ -25,6 +25,11 @@ from evalpipe.errors import UsageError
 @click.option("-m", "--metric", "--metrics", "metric_name", default="chrf", show_default=True, metavar="NAME",
               help="the utility metric: an installed name, module:Class or a combination")
 @opt.metric_options("metric option KEY=VALUE (repeat)")
+@click.option("--segment-scores", "segment_scores", metavar="NAME=FILE",
+              help="rerank by scores computed elsewhere instead of MBR: each candidate's utility is its precomputed "
+                   "score (a quality-estimation reranker such as CometKiwi): comet-score's output or an MTME seg.score "
+                   "file over the SYSTEM_FILES, matched by name; the highest wins (the lowest for MetricX-like "
+                   "names, or -o NAME.direction=lower), the first on ties")
 @click.option("--aggregate", is_flag=True,
               help="reference aggregation: score each candidate against the pseudo-references' mean n-gram "
                    "statistics (chrf, bleu)")
@@ -40,8 +45,8 @@ from evalpipe.errors import UsageError
           "corpus BLEU and chrF against the reference beside the best single system and the oracle")
 @opt.workers()
 @opt.verbose()
-def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options, aggregate, ties, fmt, output,
-                report_file, demo, workers, verbose) -> None:
+def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, segment_scores, options, aggregate, ties, fmt,
+                output, report_file, demo, workers, verbose) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
     Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
@@ -64,6 +69,16 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
                          f"(got {', '.join(given) or 'none'})")
+    if segment_scores:
+        from evalpipe.cli.base import given_flags
+
+        typed = given_flags(click.get_current_context())
+        bad = [f for f in ("-m", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples", "--workers",
+                           "--demo") if f in typed]
+        if bad:
+            raise UsageError(f"{bad[0]} and --segment-scores cannot go together: the candidates are ranked by their "
+                             f"precomputed scores")
+        return _rerank(system_files, segment_scores, parse_key_values(options), fmt, output, report_file)
     (spec,) = metric_specs([metric_name], parse_key_values(options))  # a bad metric or option before any reading
     metric = spec.build()
     weights = pseudo = None
@@ -99,6 +114,50 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, options,
                                         for g, c in enumerate(choices)]}
     if system_files:
         doc["chosen_per_system"] = _counts(choices, system_files)
+    if report_file:
+        from evalpipe.corpus import write_atomically
+        from evalpipe.report import page
+
+        write_atomically(report_file, page.mbr_report(doc))
+    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n" if fmt == "json" else "".join(c.text + "\n" for c in choices)
+    _emit(text, output)
+
+
+def _rerank(system_files: Sequence[str], value: str, options: Dict[str, str], fmt: str, output: Optional[str],
+            report_file: Optional[str]) -> None:
+    """Choose each segment's candidate by its precomputed score (``--segment-scores NAME=FILE``)."""
+    from evalpipe.mbr import Choice
+    from evalpipe.mbr import candidates as readers
+    from evalpipe.registry import ScoresSpec
+    from evalpipe.score_files import scores_for_systems
+
+    name, eq, path = value.partition("=")
+    if not eq or not name or not path:
+        raise UsageError(f"--segment-scores expects NAME=FILE, got {value!r}")
+    if not system_files:
+        raise UsageError("--segment-scores reranks the lines of SYSTEM_FILES: give the system files the scores are of")
+    own = {k.split(".", 1)[1] if k.startswith(name + ".") else k: v for k, v in options.items()}
+    unknown = sorted(set(own) - {"direction", "format", "field"})
+    if unknown:
+        raise UsageError(f"-o {unknown[0]}: reranking by segment scores takes -o {name}.direction, {name}.format, "
+                         f"{name}.field")
+    metric = ScoresSpec(name, (("direction", own.get("direction", "auto")),)).build()
+    cands = readers.from_systems(system_files)
+    table = scores_for_systems(name, path.split(","), list(system_files), len(cands), own.get("format", "auto"),
+                               own.get("field"))
+    sign = 1.0 if metric.higher_is_better else -1.0
+    choices = []
+    for g, texts in enumerate(cands):
+        utilities = [table[s][g] for s in system_files]
+        scored = [(sign * u, -i) for i, u in enumerate(utilities) if u is not None]
+        if not scored:
+            raise UsageError(f"{name}: segment {g + 1} has no score for any system")
+        best = -max(scored)[1]
+        choices.append(Choice(best, texts[best], [None if u is None else float(u) for u in utilities]))
+    doc: Dict[str, Any] = {"metric": name, "signature": metric.signature(), "aggregate": False, "ties": "first",
+                           "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
+                                        for g, c in enumerate(choices)],
+                           "chosen_per_system": _counts(choices, system_files)}
     if report_file:
         from evalpipe.corpus import write_atomically
         from evalpipe.report import page

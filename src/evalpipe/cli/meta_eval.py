@@ -9,7 +9,7 @@ from typing import Dict, List, Sequence
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Flag, Group, Rules, check_rules, stacked
+from evalpipe.cli.base import Flag, Group, Rules, check_rules, given_flags, stacked
 from evalpipe.corpus import write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
@@ -360,18 +360,35 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
               help="the test set's reference(s) to score against, by name, e.g. refA (default: the first)")
 @opt.metric_options()
 @click.option("--name", help="metric name in the files (default: METRIC)")
+@click.option("--segment-scores", "segment_scores", metavar="FILE[,FILE...]",
+              help="write segment scores computed elsewhere as the metric METRIC instead of computing one: "
+                   "comet-score's output or a seg.score file holding every system (matched by name), or one file a "
+                   "system in sorted order; -o format=comet|mtme|lines|jsonl, -o field=KEY for JSON lines")
 @stacked(opt.engines("systems"))
-def add_metric_command(root, test_set, language_pair, metric, refs, options, name, engine, workers,
+def add_metric_command(root, test_set, language_pair, metric, refs, options, name, segment_scores, engine, workers,
                        spark_master) -> None:
-    """Score every system with an evalpipe METRIC and write metric-scores files (sys and seg)."""
+    """Score every system with an evalpipe METRIC and write metric-scores files (sys and seg); with
+    --segment-scores, write the scores of METRIC computed elsewhere (COMET, MetricX, ...)."""
     from evalpipe.engines import make_engine
-    from evalpipe.meta.metric_files import add_metric
+    from evalpipe.meta.metric_files import add_metric, add_segment_scores
 
     evs = EvalSet(root, test_set, language_pair)
     unknown = sorted(set(refs) - set(evs.refs))
     if unknown:
         raise UsageError(f"-r/--ref: expected reference names of {test_set} {language_pair} "
                          f"({', '.join(sorted(evs.refs))}), got {', '.join(unknown)}")
+    if segment_scores:
+        given = parse_key_values(options)
+        extra = sorted(set(given) - {"format", "field"})
+        if extra or name or "--engine" in given_flags(click.get_current_context()) or workers:
+            what = f"-o {extra[0]}" if extra else "--name" if name else "--engine/--workers"
+            raise UsageError(f"{what} and --segment-scores cannot go together: the scores are read, not computed "
+                             f"(METRIC names them; -o takes format and field)")
+        paths = add_segment_scores(evs, metric, segment_scores.split(","), list(refs) or [sorted(evs.refs)[0]],
+                                   given.get("format", "auto"), given.get("field"))
+        for level, path in paths.items():
+            click.echo(f"{level}\t{path}")
+        return
     (spec,) = metric_specs([metric], parse_key_values(options))
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner)

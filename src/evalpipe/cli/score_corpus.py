@@ -67,6 +67,14 @@ def _segment_score_specs(values: Tuple[str, ...], options: Dict[str, str]) -> Li
     return out
 
 
+def _distinct(scores_given: List[Tuple[str, List[str], Dict]], names: List[str]) -> None:
+    """Segment scores may not take the name of a metric computed beside them."""
+    clash = sorted({n for n, _, _ in scores_given} & set(names))
+    if clash:
+        raise UsageError(f"--segment-scores {clash[0]}=...: {clash[0]} is also a metric computed here (-m); give the "
+                         f"scores another name")
+
+
 def _attach_scores(systems: List[System], given: List[Tuple[str, List[str], Dict]]) -> List[Any]:
     """The precomputed metrics' specs; each system gets its scores (``System.scores``).  Without text systems the
     systems are those of the first score file, in its order."""
@@ -252,6 +260,7 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
                          "do not combine them with -r, system files, --system or --segment-scores")
     default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else () if scores_given else ("bleu",)
     names = list(metric_names or default_metrics)
+    _distinct(scores_given, names)
     if names and not refs and not instance_logs:
         raise UsageError(f"-m {' '.join(names)} needs the system files and their references (-r REF); with segment "
                          f"scores alone give no -m")

@@ -108,6 +108,10 @@ SCORE_RULES = _score_rules()
 @click.option("--lang", default=None, help="OmniSTEval's Moses tokenization language (omnisteval resegmenter)")
 @opt.metrics("metric: several after one flag or repeated; default: what the resegmenter's anchor reports")
 @opt.metric_options()
+@click.option("--segment-scores", "segment_scores", multiple=True, metavar="NAME=FILE[,FILE...]",
+              help="scores of the realigned sentences computed elsewhere (COMET on OmniSTEval's resegmented output), "
+                   "one a reference line, as one more metric NAME (repeat): one file a log in their order, or one "
+                   "file naming the logs (comet-score's output); -o NAME.direction|format|field")
 @stacked(opt.confidence("talks"))
 @click.option("--paired-bs", is_flag=True, help="paired bootstrap over talks against the first log")
 @opt.seed()
@@ -117,8 +121,8 @@ SCORE_RULES = _score_rules()
 @opt.verbose()
 def score_command(log_files, hypothesis_format, audio_definition, text_segmentation, emission_cu_key, emission_ca_key,
                   fix_simuleval_emission_ca, ref, eval_config, latency_unit, resegmenter, lang, metric_names,
-                  options, confidence, confidence_n, paired_bs, seed, fmt, width, engine, workers, spark_master,
-                  verbose) -> None:
+                  options, segment_scores, confidence, confidence_n, paired_bs, seed, fmt, width, engine, workers,
+                  spark_master, verbose) -> None:
     """Score long-form streaming logs: rebuild each talk, realign it to the references, and score
     quality and latency per realigned sentence (and erasure and speed per talk).
 
@@ -129,17 +133,21 @@ def score_command(log_files, hypothesis_format, audio_definition, text_segmentat
     jsonl = {"cu_key": emission_cu_key, "ca_key": emission_ca_key, "fix_ca": fix_simuleval_emission_ca}
     _score(log_files, audio_definition, ref, eval_config, latency_unit, resegmenter, lang, metric_names,
            options, confidence_n if confidence else 0, paired_bs, seed, fmt, width, engine, workers, spark_master,
-           hypothesis_format, text_segmentation, jsonl)
+           hypothesis_format, text_segmentation, jsonl, segment_scores=segment_scores)
 
 
 def _score(log_files, audio_definition, reference, eval_config, latency_unit, resegmenter, lang, metric_names,
            options, confidence, paired, seed, fmt, width, engine, workers, spark_master, hypothesis_format="simulstream",
-           text_segmentation=None, jsonl=None, labels=None) -> None:
+           text_segmentation=None, jsonl=None, labels=None, segment_scores=()) -> None:
+    from evalpipe.cli.score_corpus import _distinct, _segment_score_specs
     from evalpipe.scoring.talks import DEFAULT_METRICS, score_talks
     from evalpipe.stream import files
 
     default = DEFAULT_METRICS[resegmenter] if hypothesis_format != "text" else ("bleu", "chrf")
-    specs = metric_specs(metric_names or default, parse_key_values(options))
+    given = parse_key_values(options)
+    scores_given = _segment_score_specs(tuple(segment_scores), given)
+    _distinct(scores_given, list(metric_names or default))
+    specs = metric_specs(metric_names or default, given)
     for spec in specs:
         spec.build()  # an unknown metric or option fails before any reading
     if (hypothesis_format == "text") != bool(text_segmentation) or (hypothesis_format != "text") != bool(audio_definition):
@@ -161,8 +169,20 @@ def _score(log_files, audio_definition, reference, eval_config, latency_unit, re
     settings = {"reseg": resegmenter, "unit": latency_unit, "lang": lang if resegmenter == "omnisteval" else None}
     if labels:  # (a log that will not outlive the command is not named by its path)
         systems = [(label, talks) for label, (_, talks) in zip(labels, systems)]
+    scores, table, sizes = [], {}, [len(sentences) for sentences in refs.values()]
+    if scores_given:
+        from evalpipe.registry import ScoresSpec
+        from evalpipe.score_files import scores_for_systems
+
+        for name, paths, own in scores_given:
+            spec = ScoresSpec(name, (("direction", own.get("direction", "auto")),))
+            spec.build()
+            found = scores_for_systems(name, paths, [system for system, _ in systems], sum(sizes),
+                                       own.get("format", "auto"), own.get("field"))
+            table.update({(system, name): values for system, values in found.items()})
+            scores.append(spec)
     with make_engine(engine, workers, spark_master=spark_master) as runner:
-        results, header = score_talks(systems, specs, runner, confidence, paired, seed, settings)
+        results, header = score_talks(systems, specs, runner, confidence, paired, seed, settings, scores, table, sizes)
     header = {"evalpipe_version": __version__, "log_files": list(log_files), "reference": reference,
               "audio_definition": audio_definition, "sentences": sum(map(len, refs.values())), **header}
     click.echo(to_json(results, header) if fmt == "json" else to_metric_table(results, width))

@@ -14,6 +14,47 @@ from evalpipe.registry import MetricSpec
 from evalpipe.sufficient_stats.vectors import sum_stats
 
 
+def _base(evs: EvalSet, label: str, refs: List[str]) -> str:
+    label = label.replace("-", "_").replace("*", "x").replace("+", "_")
+    return f"{label}-{'.'.join(refs) if len(refs) == 1 else 'all' if len(refs) == len(evs.refs) else '_'.join(refs)}"
+
+
+def _write(evs: EvalSet, base: str, sys_lines: List[str], seg_lines: List[str]) -> Dict[str, str]:
+    out_dir = os.path.join(evs.dir, "metric-scores", evs.lp)
+    os.makedirs(out_dir, exist_ok=True)
+    paths = {}
+    for level, lines in (("sys", sys_lines), ("seg", seg_lines)):
+        path = os.path.join(out_dir, f"{base}.{level}.score")
+        write_atomically(path, "\n".join(lines) + "\n")
+        evs.add_metric_file(path)
+        paths[level] = path
+    return paths
+
+
+def add_segment_scores(evs: EvalSet, label: str, files: List[str], refs: List[str], fmt: str = "auto",
+                       field: Optional[str] = None) -> Dict[str, str]:
+    """Write ``metric-scores/LP/LABEL-REFS.sys.score`` and ``.seg.score`` from segment scores computed elsewhere
+    (:mod:`evalpipe.score_files`: comet-score's output, one file a system, ...) for every system output but the
+    references scored against: segment lines as read (``None`` kept), system scores their mean over the scored
+    segments (the ``segment_scores`` metric).  A system of the test set missing from the files is an error."""
+    from evalpipe.registry import ScoresSpec
+    from evalpipe.score_files import scores_for_systems
+
+    for ref in refs:
+        if ref not in evs.refs:
+            raise UsageError(f"unknown reference {ref!r}; the set has {', '.join(sorted(evs.refs))}")
+    systems = [s for s in sorted(evs.sys_outputs) if s not in refs]
+    segments = len(next(iter(evs.sys_outputs.values())))
+    table = scores_for_systems(label, files, systems, segments, fmt, field)
+    metric = ScoresSpec(label).build()
+    sys_lines, seg_lines = [], []
+    for system in systems:
+        rows = metric.corpus_stats(table[system], [])
+        sys_lines.append(f"{system}\t{metric.score(sum_stats(rows, metric.num_stats))!r}")
+        seg_lines += [f"{system}\t{'None' if v is None else repr(v)}" for v in table[system]]
+    return _write(evs, _base(evs, label, refs), sys_lines, seg_lines)
+
+
 def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[str] = None,
                engine: Optional[Engine] = None, systems: Optional[List[str]] = None) -> Dict[str, str]:
     """Write ``metric-scores/LP/NAME-REFS.sys.score`` and ``.seg.score`` for every system output.
@@ -27,10 +68,7 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
             raise UsageError(f"unknown reference {ref!r}; the set has {', '.join(sorted(evs.refs))}")
     engine, metric = engine or LocalEngine(), spec.build()
     streams = [evs.refs[r] for r in refs]
-    label = (name or spec.name).replace("-", "_").replace("*", "x").replace("+", "_")
-    base = f"{label}-{'.'.join(refs) if len(refs) == 1 else 'all' if len(refs) == len(evs.refs) else '_'.join(refs)}"
-    out_dir = os.path.join(evs.dir, "metric-scores", evs.lp)
-    os.makedirs(out_dir, exist_ok=True)
+    base = _base(evs, name or spec.name, refs)
     sys_lines, seg_lines = [], []
     for system in sorted(systems or evs.sys_outputs):
         if system in refs:
@@ -38,10 +76,4 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
         rows = engine.rows(Job(spec, TextPairs(evs.sys_outputs[system], streams, system)))
         sys_lines.append(f"{system}\t{metric.score(sum_stats(rows, metric.num_stats))!r}")
         seg_lines += [f"{system}\t{metric.score(row)!r}" for row in rows]
-    paths = {}
-    for level, lines in (("sys", sys_lines), ("seg", seg_lines)):
-        path = os.path.join(out_dir, f"{base}.{level}.score")
-        write_atomically(path, "\n".join(lines) + "\n")
-        evs.add_metric_file(path)
-        paths[level] = path
-    return paths
+    return _write(evs, base, sys_lines, seg_lines)

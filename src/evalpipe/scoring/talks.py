@@ -66,18 +66,57 @@ def talk_rows(talks: Iterable[Tuple[int, Talk]], bundle_spec: BundleSpec, engine
 MIN_TALKS_RESAMPLED = 10  # talks below which --confidence and --paired-bs are refused
 
 
+def _precomputed_rows(values: Sequence[Optional[float]], talk_sizes: Sequence[int], talks: int, metric: Any) -> np.ndarray:
+    """Each talk's row of segment scores computed elsewhere: the sum of its reference sentences' rows (one score a
+    reference line, the talks in the references' order; a talk without references: zeros)."""
+    rows = np.zeros((talks, metric.num_stats))
+    start = 0
+    for place, size in enumerate(talk_sizes):
+        part = metric.corpus_stats(list(values[start:start + size]), [])
+        if part and place < talks:
+            rows[place] = np.asarray(part, dtype=np.float64).sum(axis=0)
+        start += size
+    return rows
+
+
+class _Joined:
+    """The bundle's metrics and the precomputed ones side by side: ``metrics``, ``slices``, ``parts``."""
+
+    def __init__(self, bundle: Any, extra: Sequence[Any]) -> None:
+        self.metrics = list(bundle.metrics) + list(extra)
+        self.slices = list(bundle.slices)
+        end = bundle.num_stats
+        for metric in extra:
+            self.slices.append(slice(end, end + metric.num_stats))
+            end += metric.num_stats
+        self.num_stats = end
+
+    def parts(self, total: Sequence[Any]) -> List[Sequence[Any]]:
+        return [total[sl] for sl in self.slices]
+
+
 def score_talks(systems: Sequence[Tuple[str, Iterable[Tuple[int, Talk]]]], specs: Sequence[MetricSpec],
                 engine: Engine, confidence: int = 0, paired: bool = False, seed: Optional[int] = 12345,
-                settings: Optional[Dict[str, Any]] = None) -> Tuple[List[Result], Dict[str, Any]]:
+                settings: Optional[Dict[str, Any]] = None, scores: Sequence[Any] = (),
+                segment_scores: Optional[Dict[Tuple[str, str], Sequence[Optional[float]]]] = None,
+                talk_sizes: Sequence[int] = ()) -> Tuple[List[Result], Dict[str, Any]]:
     """Every system (a name and its ``(place, talk)`` stream, :func:`evalpipe.stream.files.iter_talks`)
     scored by every metric; the results and a header.  ``settings`` (resegmenter, unit, lang) go into
-    the signatures.  Totals are the exact sums of the talks' rows."""
+    the signatures.  Totals are the exact sums of the talks' rows.  ``scores``: precomputed metrics
+    (:class:`~evalpipe.registry.ScoresSpec`) with ``segment_scores[(system, name)]`` one score a reference line,
+    ``talk_sizes`` the references' sentences per talk in place order."""
     if paired and len(systems) < 2:
         raise UsageError("a paired test needs at least two logs (the first is the baseline)")
     bundle_spec = BundleSpec(tuple(specs))
-    bundle = bundle_spec.build()
-    matrices = [np.asarray(talk_rows(talks, bundle_spec, engine, name), dtype=np.float64).reshape(-1, bundle.num_stats)
-                for name, talks in systems]
+    extra = [spec.build() for spec in scores]
+    bundle = _Joined(bundle_spec.build(), extra)
+    matrices = [np.asarray(talk_rows(talks, bundle_spec, engine, name), dtype=np.float64).reshape(
+        -1, bundle.num_stats - sum(m.num_stats for m in extra)) for name, talks in systems]
+    if extra:
+        matrices = [np.hstack([m] + [_precomputed_rows((segment_scores or {})[(name, spec.name)], talk_sizes, len(m),
+                                                        metric) for spec, metric in zip(scores, extra)])
+                    for (name, _), m in zip(systems, matrices)]
+    specs = list(specs) + list(scores)
     tables = [[list(r) for r in m] for m in matrices]
     n = len(matrices[0])
     if any(len(m) != n for m in matrices):
