@@ -125,7 +125,7 @@ class LatencyMetric(Metric):
     def _values(self, hypotheses: Sequence[SimulHypothesis],
                 references: Sequence[Sequence[str]]) -> Tuple[List[int], np.ndarray]:
         """(indices of the sentences with a hypothesis, their values) by :meth:`batch_values`."""
-        block = _prepare(self, hypotheses, references)
+        block = prepare_block(self, hypotheses, references)
         if not block.kept:
             return [], np.empty(0)
         values = self.batch_values(block)
@@ -151,7 +151,7 @@ class LatencyMetric(Metric):
     #: the batched formula: (columns, source lengths, target lengths) -> values
     batch_formula: ClassVar[Any] = None
 
-    def batch_values(self, block: "_Block") -> np.ndarray:
+    def batch_values(self, block: "Block") -> np.ndarray:
         """Per-sentence values of a block's sentences with a hypothesis."""
         columns, src = block.columns, block.src
         mode, hyp = self.target_mode(), columns.lengths.astype(np.float64)
@@ -191,7 +191,7 @@ class LatencyMetric(Metric):
         return "|".join(parts + ["evalpipe"])
 
 
-class _Block:
+class Block:
     """What AL, AP, DAL and LAAL share about one block: the sentences with a hypothesis (``kept``),
     their delays' :class:`~evalpipe.evaluators.formulas.latency.Columns`, source lengths and
     references; reference word counts are counted on first use."""
@@ -234,7 +234,7 @@ class _Block:
         return self._lengths[key]
 
 
-def output_ends(block: "_Block") -> np.ndarray:
+def output_ends(block: "Block") -> np.ndarray:
     """When each kept sentence's output ends: its last delay, or for a speech output the end of its last
     segment (start + duration, SimulEval's intervals)."""
     ends = block.columns.last()
@@ -246,9 +246,9 @@ def output_ends(block: "_Block") -> np.ndarray:
     return ends
 
 
-def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
-             references: Sequence[Sequence[str]]) -> _Block:
-    """The :class:`_Block` of a block, kept in the input's hypothesis cache
+def prepare_block(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
+             references: Sequence[Sequence[str]]) -> Block:
+    """The :class:`Block` of a block, kept in the input's hypothesis cache
     (:class:`~evalpipe.sufficient_stats.segments.Hypotheses`) where there is one: AL, LAAL, DAL and AP
     of one input lay it out once."""
     stream = references[0] if references else None
@@ -257,7 +257,7 @@ def _prepare(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
            id(stream))
     if cache is not None and key in cache:
         return cache[key][1]
-    block = _Block(metric, hypotheses, references)
+    block = Block(metric, hypotheses, references)
     if cache is not None:
         cache[key] = (stream, block)  # the stream is kept, so its id is not reused while the entry lives
     return block
@@ -308,7 +308,7 @@ class EndOffset(LatencyMetric):
     name, label, uses_reference = "end_offset", "EndOffset", False
     batch_formula = staticmethod(lambda columns, src, tgt: columns.last() - src)
 
-    def batch_values(self, block: "_Block") -> np.ndarray:
+    def batch_values(self, block: "Block") -> np.ndarray:
         return output_ends(block) - block.src
 
 

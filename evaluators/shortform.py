@@ -29,7 +29,7 @@ import numpy as np
 
 from evalpipe.errors import Unscorable
 from evalpipe.evaluators.formulas import latency as F
-from evalpipe.evaluators.latency import LAAL, LatencyMetric, _Block, _prepare
+from evalpipe.evaluators.latency import LAAL, LatencyMetric, Block, prepare_block
 from evalpipe.sufficient_stats.options import Option
 from evalpipe.sufficient_stats.vectors import Partial, partial_of_columns
 from evalpipe.sufficient_stats.segments import SimulHypothesis
@@ -74,7 +74,7 @@ class _Degeneracy(LatencyMetric):
         n = len(hypotheses)
         simultaneous, numerator, denominator = np.zeros(n), np.zeros(n), np.zeros(n)
         units = np.fromiter((len(h.delays) for h in hypotheses), dtype=np.float64, count=n)  # empty sources too
-        block = _prepare(self, hypotheses, references)
+        block = prepare_block(self, hypotheses, references)
         if block.kept:
             kept = np.array(block.kept)
             simultaneous[kept] = _before_end(block)
@@ -116,7 +116,7 @@ class _Degeneracy(LatencyMetric):
         return 100.0 * numerator / denominator
 
 
-def _before_end(block: _Block) -> np.ndarray:
+def _before_end(block: Block) -> np.ndarray:
     """Per kept sentence: how many of its (computation-unaware) delays are below its source length."""
     c = block.columns
     src = c.ranked(block.src)

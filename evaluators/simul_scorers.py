@@ -23,7 +23,7 @@ import numpy as np
 
 from evalpipe.errors import InputError
 from evalpipe.evaluators.formulas import latency as F
-from evalpipe.evaluators.latency import LatencyMetric, _Block, output_ends
+from evalpipe.evaluators.latency import LatencyMetric, Block, output_ends
 from evalpipe.sufficient_stats.segments import SimulHypothesis
 
 _UNIT = {"unit": LatencyMetric.OPTIONS["unit"]}
@@ -35,7 +35,7 @@ class NumChunks(LatencyMetric):
     name, label, uses_reference = "num_chunks", "NumChunks", False
     OPTIONS = _UNIT
 
-    def batch_values(self, block: _Block) -> np.ndarray:
+    def batch_values(self, block: Block) -> np.ndarray:
         return block.columns.lengths.astype(np.float64)
 
 
@@ -45,7 +45,7 @@ class RTF(LatencyMetric):
     name, label, uses_reference = "rtf", "RTF", False
     OPTIONS = {**_UNIT, "computation_aware": LatencyMetric.OPTIONS["computation_aware"]}
 
-    def batch_values(self, block: _Block) -> np.ndarray:
+    def batch_values(self, block: Block) -> np.ndarray:
         return output_ends(block) / block.src
 
 
@@ -63,7 +63,7 @@ class _Discontinuity(LatencyMetric):
     def signature(self, nrefs: Any = None) -> str:
         return f"{self.label}|unit:speech-output|evalpipe"
 
-    def batch_values(self, block: _Block) -> np.ndarray:
+    def batch_values(self, block: Block) -> np.ndarray:
         if block.durations is None or any(d is None for d in block.durations):
             raise InputError(f"{self.name} needs a speech output: a log whose instances carry 'durations' "
                              f"(SimulEval's speech-to-speech logs)")
