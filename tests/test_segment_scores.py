@@ -250,3 +250,20 @@ def test_stream_score_takes_scores_of_the_realigned_sentences(tmp_path):
     short = _run(["stream", "score", "--log-file", log, "-a", longform / "audio.json", "-r", longform / "reference.de",
                   "-m", "bleu", "--segment-scores", f"comet={tmp_path / 'short.txt'}"])
     assert short.returncode == 1 and "short.txt, line 2: expected" in short.stderr
+
+
+def test_compare_by_segment_scores(systems, tmp_path):
+    files, scores = systems
+    (tmp_path / "comet.txt").write_text(comet_score_output(files, scores), encoding="utf-8")
+    done = _run(["compare", files[0], files[1], "-r", DEMO / "ref.de", "--segment-scores",
+                 f"COMET={tmp_path / 'comet.txt'}", "-f", "json", "--examples", "3"])
+    assert done.returncode == 0, done.stderr
+    (part,) = json.loads(done.stdout)["segment_scores"]
+    assert part["mean"] == pytest.approx([statistics.mean(scores[0]), statistics.mean(scores[1])], rel=1e-12)
+    gaps = sorted(((b - a), i) for i, (a, b) in enumerate(zip(scores[0], scores[1])))
+    assert [e["index"] for e in part["examples"]["system1"]] == [i for _, i in gaps[:3]]
+    assert [e["index"] for e in part["examples"]["system2"]] == [i for _, i in gaps[::-1][:3]]
+    assert sum(part["length"]["sentences"]) == len(scores[0])
+    refused = _run(["compare", files[0], files[1], "-r", DEMO / "ref.de", "--segment-scores",
+                    f"COMET={tmp_path / 'comet.txt'}", "--report", tmp_path / "r.html"])
+    assert refused.returncode == 2 and "--segment-scores and --report cannot go together" in refused.stderr

@@ -8,9 +8,10 @@ import click
 
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command
-from evalpipe.cli.score_corpus import demo_files
+from evalpipe.cli.score_corpus import _segment_score_specs, demo_files
 from evalpipe.corpus import check_same_length, read_lines, write_atomically
 from evalpipe.errors import UsageError
+from evalpipe.registry import parse_key_values
 from evalpipe.scoring.compare_systems import compare_two
 
 
@@ -22,10 +23,15 @@ from evalpipe.scoring.compare_systems import compare_two
 @click.option("--top", type=click.IntRange(min=1), default=30, show_default=True, help="n-grams listed each way")
 @click.option("--examples", type=click.IntRange(min=1), default=10, show_default=True,
               help="sentences listed each way")
+@click.option("--segment-scores", "segment_scores", multiple=True, metavar="NAME=FILE[,FILE]",
+              help="also compare by segment scores computed elsewhere (COMET, MetricX; repeat): each system's mean, "
+                   "the means by reference length, the sentences where each is furthest ahead; comet-score's output "
+                   "or a seg.score file naming both systems, or one file a system; -o NAME.direction|format|field")
+@opt.metric_options("the segment scores' -o NAME.direction=higher|lower, NAME.format, NAME.field (repeat)")
 @opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
 @opt.fmt(["text", "json"], "text")
 @opt.report()
-def compare(system1, system2, ref, labels, top, examples, demo, fmt, report_file) -> None:
+def compare(system1, system2, ref, labels, top, examples, segment_scores, options, demo, fmt, report_file) -> None:
     """Compare SYSTEM1 and SYSTEM2 against the reference (-r): sentence BLEU distributions, BLEU by reference
     length, word F-measure by frequency, characteristic n-grams, the sentences that differ most."""
     if demo:
@@ -40,8 +46,29 @@ def compare(system1, system2, ref, labels, top, examples, demo, fmt, report_file
         raise click.BadParameter(f"expected LABEL1,LABEL2, got {labels!r}", param_hint="--labels")
     texts = {path: read_lines(path) for path in (ref, system1, system2)}
     check_same_length(list(texts.items()))
+    given = parse_key_values(options)
+    scores_given = _segment_score_specs(tuple(segment_scores), given)
+    if given:
+        raise UsageError(f"-o {next(iter(given))}: compare takes only the segment scores' -o NAME.direction, "
+                         f"NAME.format, NAME.field")
+    if scores_given and report_file:
+        raise UsageError("--segment-scores and --report cannot go together yet: the report shows compare-mt's "
+                         "analyses only (use -f json for the scores' analyses)")
     doc = compare_two(texts[ref], texts[system1], texts[system2], names, top, examples)
     doc["reference"] = ref
+    if scores_given:
+        from evalpipe.registry import ScoresSpec
+        from evalpipe.score_files import scores_for_systems
+        from evalpipe.scoring.compare_systems import compare_scores
+
+        doc["segment_scores"] = []
+        for name, paths, own in scores_given:
+            metric = ScoresSpec(name, (("direction", own.get("direction", "auto")),)).build()
+            found = scores_for_systems(name, paths, [system1, system2], len(texts[ref]), own.get("format", "auto"),
+                                       own.get("field"))
+            doc["segment_scores"].append(compare_scores(name, texts[ref], [texts[system1], texts[system2]],
+                                                        [found[system1], found[system2]], metric.higher_is_better,
+                                                        examples))
     if report_file:
         from evalpipe.report import page
 
@@ -78,4 +105,19 @@ def text_summary(doc: dict, names: list) -> str:
         for ex in shown:
             out += [f"  #{ex['index'] + 1}  {ex['sentbleu'][0]:.2f}/{ex['sentbleu'][1]:.2f}",
                     f"    ref  {ex['reference']}", f"    {a}  {ex['outputs'][0]}", f"    {b}  {ex['outputs'][1]}"]
+    for scores in doc.get("segment_scores", []):
+        name, (m1, m2) = scores["name"], scores["mean"]
+        shown = "  ".join(f"{who} {'-' if m is None else f'{m:.4f}'}" for who, m in ((a, m1), (b, m2)))
+        better = "higher" if scores["higher_is_better"] else "lower"
+        out.append(f"{name} (mean of segment scores, {better} is better)   {shown}")
+        length = scores["length"]
+        out.append(f"{name} by ref length ({a}/{b}; sentences)")
+        out.append("  " + "  ".join(f"{lb}: {_pair(x or 0, y or 0, n == 0, 4)} ({n})" for lb, x, y, n in zip(
+            length["buckets"], *length["mean"], length["sentences"])))
+        for key, who in (("system1", a), ("system2", b)):
+            rows = scores["examples"][key]
+            out.append(f"sentences where {who} is better by {name} ({len(rows)}; {a}/{b}):")
+            for ex in rows:
+                out += [f"  #{ex['index'] + 1}  {ex['scores'][0]:.4f}/{ex['scores'][1]:.4f}",
+                        f"    ref  {ex['reference']}", f"    {a}  {ex['outputs'][0]}", f"    {b}  {ex['outputs'][1]}"]
     return "\n".join(out)

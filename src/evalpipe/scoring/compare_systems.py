@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections import Counter
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from evalpipe.errors import InputError
 
@@ -193,3 +193,41 @@ def compare_two(ref_lines: Sequence[str], out1_lines: Sequence[str], out2_lines:
                        "system2": [[" ".join(g), *v] for g, v in reverse[:top] if v[0] < 0.5]},
             "examples": {"system1": [example(r) for r in differences[:examples] if r[0] < 0],
                          "system2": [example(r) for r in differences[::-1][:examples] if r[0] > 0]}}
+
+
+def scores_by_length(ref: List[Tokens], values: Sequence[Sequence[Optional[float]]],
+                     cutoffs: Sequence[int] = LENGTH_CUTOFFS) -> Dict[str, Any]:
+    """``{"buckets": labels, "sentences": [scored sentences per bucket], "mean": [[mean per bucket or None], ...per
+    system]}``: segment scores computed elsewhere, bucketed by reference length as :func:`bleu_by_length` buckets."""
+    which = [bisect_right(cutoffs, len(r)) for r in ref]
+    buckets = range(len(cutoffs) + 1)
+    means = []
+    for column in values:
+        means.append([])
+        for k in buckets:
+            chosen = [v for v, b in zip(column, which) if b == k and v is not None]
+            means[-1].append(sum(chosen) / len(chosen) if chosen else None)
+    counts = [sum(1 for i, b in enumerate(which) if b == k and all(v[i] is not None for v in values)) for k in buckets]
+    return {"buckets": bucket_labels(cutoffs), "sentences": counts, "mean": means}
+
+
+def compare_scores(name: str, ref_lines: Sequence[str], outs: Sequence[Sequence[str]],
+                   values: Sequence[Sequence[Optional[float]]], higher_is_better: bool, examples: int) -> Dict[str, Any]:
+    """The analyses of segment scores computed elsewhere (``compare --segment-scores``): each system's mean over
+    the scored segments, the means by reference length, and the ``examples`` sentences where each system is
+    furthest ahead by these scores (a segment without a score in either system left out)."""
+    sign = 1.0 if higher_is_better else -1.0
+    rows = sorted((sign * (b - a), a, b, i) for i, (a, b) in enumerate(zip(*values)) if a is not None and b is not None)
+
+    def example(row: Tuple[float, float, float, int]) -> Dict[str, Any]:
+        i = row[3]
+        return {"index": i, "scores": [row[1], row[2]], "reference": ref_lines[i], "outputs": [o[i] for o in outs]}
+
+    means = []
+    for column in values:
+        scored = [v for v in column if v is not None]
+        means.append(sum(scored) / len(scored) if scored else None)
+    return {"name": name, "higher_is_better": higher_is_better, "mean": means,
+            "length": scores_by_length(tokens(ref_lines), values),
+            "examples": {"system1": [example(r) for r in rows[:examples] if r[0] < 0],
+                         "system2": [example(r) for r in rows[::-1][:examples] if r[0] > 0]}}
