@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import Dict, List, Sequence
 
@@ -393,4 +394,36 @@ def add_metric_command(root, test_set, language_pair, metric, refs, options, nam
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner)
     for level, path in paths.items():
+        click.echo(f"{level}\t{path}")
+
+
+@meta_eval_group.command("mqm-scores", aliases=ALIASES)
+@set_options
+@click.argument("ratings", type=click.Path(dir_okay=False, exists=True))
+@click.option("--name", default="mqm", show_default=True, help="the human score's name in the files")
+@click.option("--weights", default=None, metavar="SPEC",
+              help="error weights 'SEVERITY[/CATEGORY...]:WEIGHT ...', the most specific match applies (default: "
+                   "MTME's 'Major:5 Minor:1 Neutral:0 Major/Non-translation!:25 Minor/Fluency/Punctuation:0.1')")
+@click.option("--rename", multiple=True, metavar="RATED=SYSTEM",
+              help="a system of the ratings under the test set's name, e.g. ref=refA (repeat)")
+def mqm_scores_command(root, test_set, language_pair, ratings, name, weights, rename) -> None:
+    """Write the test set's human-scores LP.NAME.seg.score and .sys.score from an MQM ratings TSV, as MTME's
+    converters/score_mqm.py scores them (per-rater sums of error weights, averaged over raters, negated); the
+    system score is the mean over the system's rated segments."""
+    from evalpipe.meta.mqm import DEFAULT_WEIGHTS, parse_weights, score_ratings, write_human_scores
+
+    if not re.fullmatch(r"[A-Za-z][\w-]*", name):
+        raise UsageError(f"--name: a score name is letters, digits, _ and -, got {name!r}")
+    renamed = {}
+    for item in rename:
+        old, eq, new = item.partition("=")
+        if not eq or not old or not new:
+            raise UsageError(f"--rename expects RATED=SYSTEM, got {item!r}")
+        renamed[old] = new
+    evs = EvalSet(root, test_set, language_pair)
+    scores = score_ratings(ratings, parse_weights(weights or DEFAULT_WEIGHTS))
+    unused = sorted(set(renamed) - {system for system, _, _ in scores})
+    if unused:
+        raise UsageError(f"--rename {unused[0]}=...: the ratings have no system {unused[0]!r}")
+    for level, path in write_human_scores(evs, scores, name, renamed).items():
         click.echo(f"{level}\t{path}")
