@@ -75,7 +75,10 @@ def _rules(command: str) -> Rules:
                 (F("--epsilon"), (kendall,), "it is Kendall's metric tie threshold")]
     if command == "correlate":
         requires.append((F("--sample-rate"), (F("--tie-calibration"),), "it samples the pairs of tie calibration"))
-        return Rules(conflicts=((F("--epsilon"), F("--tie-calibration"), "tie calibration finds the threshold"),),
+        not_pearson = F("--statistic", ("spearman", "kendall", "accuracy"))
+        return Rules(conflicts=((F("--epsilon"), F("--tie-calibration"), "tie calibration finds the threshold"),
+                                (F("--pdp"), not_pearson, "PDP is a Pearson correlation (MTME supports no other)"),
+                                (F("--pdp"), F("--tie-calibration"), "PDP is a Pearson correlation")),
                      requires=tuple(requires))
     return Rules(requires=tuple(requires))
 
@@ -189,8 +192,11 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
 @click.option("--tie-calibration", is_flag=True,
               help="Kendall 23/acc23 with the metric tie threshold optimized (MTME's KendallWithTiesOpt)")
 @click.option("--sample-rate", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True, help="pair sampling for --tie-calibration")
+@click.option("--pdp", is_flag=True,
+              help="pairwise difference Pearson (MTME's Pearson(pdp=True)): Pearson's r of every pair's score "
+                   "differences within each row (--average item: per item, between systems)")
 def correlate_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon,
-                      include_human, fmt, min_systems, scores_file, tie_calibration, sample_rate):
+                      include_human, fmt, min_systems, scores_file, tie_calibration, sample_rate, pdp):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
     check_rules(RULES["correlate"])
     evs = EvalSet(root, test_set, language_pair)
@@ -210,7 +216,12 @@ def correlate_command(root, test_set, language_pair, human, level, average, stat
     metric = [v for s in systems for v in scores[s]]
     doc = {"test_set": test_set, "lp": language_pair, "human": human, "level": level, "average_by": average,
            "statistic": statistic, "systems": systems}
-    if tie_calibration:
+    if pdp:
+        from evalpipe.meta.correlation import pairwise_difference_pearson
+
+        value, doc["rows_averaged"] = pairwise_difference_pearson(gold, metric, len(systems), average)
+        doc["pdp"] = True
+    elif tie_calibration:
         if statistic != "kendall" or variant not in ("23", "acc23"):
             raise UsageError("--tie-calibration needs --statistic kendall --variant 23 or acc23")
         from evalpipe.meta.correlation import kendall_with_ties_opt
@@ -223,7 +234,7 @@ def correlate_command(root, test_set, language_pair, human, level, average, stat
     if statistic in ("accuracy",) or (statistic == "kendall" and variant == "acc23"):
         doc["chance"] = chance_accuracy(gold)
     click.echo(json.dumps(doc, indent=1) if fmt == "json" else
-               f"{statistic} ({level}, average {average}) = {value:.4f} over {len(systems)} systems"
+               f"{'PDP' if pdp else statistic} ({level}, average {average}) = {value:.4f} over {len(systems)} systems"
                + (f"; chance {doc['chance']:.4f}" if "chance" in doc else ""))
 
 

@@ -256,6 +256,39 @@ def average_correlation(gold: Sequence[Optional[float]], metric: Sequence[float]
     return (total / n, n) if n else (0.0, 0)
 
 
+#: pairwise differences beyond which PDP is refused (rows x systems^2 values; MTME would build them all too)
+PDP_MAX_VALUES = 100_000_000
+
+
+def pairwise_difference_pearson(gold: Sequence[Optional[float]], metric: Sequence[float], num_sys: int,
+                                average_by: str = "none") -> Tuple[float, int]:
+    """(PDP, 1) -- or (0.0, 0) when it is undefined: Pearson's r of pairwise differences, MTME's
+    ``Correlation.Pearson(pdp=True)`` (``stats.AverageCorrelation._enumerate_pairwise_diffs``, commit 68a481ae).
+
+    The scores are laid out as :func:`reshape` lays them out for ``average_by``; within each row every column is
+    subtracted from every column (``row[j] - row[i]`` for all i, j: the diagonal's zeros and both orders
+    included), and one Pearson's r is computed over all rows' differences together, those with a None human
+    score left out -- not an average over rows."""
+    if len(gold) != len(metric):
+        raise InputError(f"{len(gold)} human scores but {len(metric)} metric scores")
+    if num_sys < 1 or len(gold) % num_sys:
+        raise InputError(f"{len(gold)} scores do not split into {num_sys} systems")
+    g = reshape([math.nan if v is None else float(v) for v in gold], num_sys, average_by).astype(np.float64)
+    m = reshape(list(metric), num_sys, average_by).astype(np.float64)
+    if g.shape[1] < 2:
+        raise UsageError("pairwise differences need at least 2 scores in a row (PDP: 2 systems or more)")
+    if g.shape[0] * g.shape[1] ** 2 > PDP_MAX_VALUES:
+        raise UsageError(f"PDP over {g.shape[0]} rows of {g.shape[1]} would build {g.shape[0] * g.shape[1] ** 2:,} "
+                         f"differences; average by item (or sys) instead")
+    human = (g[:, None, :] - g[:, :, None]).ravel()
+    machine = (m[:, None, :] - m[:, :, None]).ravel()
+    keep = ~np.isnan(human)
+    if keep.sum() < 2:
+        return 0.0, 0
+    r = pearson(human[keep], machine[keep])
+    return (0.0, 0) if math.isnan(r) else (r, 1)
+
+
 def chance_accuracy(gold: Sequence[float]) -> float:
     """Expected pairwise accuracy of a random metric with no ties: the share of non-tied gold pairs
     times one half, plus nothing for gold ties (a metric without ties never matches them)."""
