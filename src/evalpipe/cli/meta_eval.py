@@ -5,7 +5,7 @@ import json
 import os
 import re
 import sys
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import click
 
@@ -78,7 +78,11 @@ def _rules(command: str) -> Rules:
         not_pearson = F("--statistic", ("spearman", "kendall", "accuracy"))
         return Rules(conflicts=((F("--epsilon"), F("--tie-calibration"), "tie calibration finds the threshold"),
                                 (F("--pdp"), not_pearson, "PDP is a Pearson correlation (MTME supports no other)"),
-                                (F("--pdp"), F("--tie-calibration"), "PDP is a Pearson correlation")),
+                                (F("--pdp"), F("--tie-calibration"), "PDP is a Pearson correlation"),
+                                (F("--spa"), F("--pdp"), "choose one of SPA and PDP"),
+                                (F("--spa"), F("--tie-calibration"), "SPA compares p-values, not Kendall's tau"),
+                                (F("--spa"), F("--statistic"), "SPA is its own statistic"),
+                                (F("--spa"), F("--average"), "SPA compares systems over all segments at once")),
                      requires=tuple(requires))
     return Rules(requires=tuple(requires))
 
@@ -195,8 +199,12 @@ def _detect_level(evs: EvalSet, scores: Dict[str, List[float]]) -> str:
 @click.option("--pdp", is_flag=True,
               help="pairwise difference Pearson (MTME's Pearson(pdp=True)): Pearson's r of every pair's score "
                    "differences within each row (--average item: per item, between systems)")
+@click.option("--spa", is_flag=True,
+              help="soft pairwise accuracy (MTME's pce): agreement of the humans' and the metric's pairwise p-values, "
+                   "each from a paired permutation test over segments (segment-level scores; MTME's 1000 trials, "
+                   "seed 4)")
 def correlate_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon,
-                      include_human, fmt, min_systems, scores_file, tie_calibration, sample_rate, pdp):
+                      include_human, fmt, min_systems, scores_file, tie_calibration, sample_rate, pdp, spa):
     """Correlate metric scores (stdin, granularity detected) with human scores."""
     check_rules(RULES["correlate"])
     evs = EvalSet(root, test_set, language_pair)
@@ -216,7 +224,18 @@ def correlate_command(root, test_set, language_pair, human, level, average, stat
     metric = [v for s in systems for v in scores[s]]
     doc = {"test_set": test_set, "lp": language_pair, "human": human, "level": level, "average_by": average,
            "statistic": statistic, "systems": systems}
-    if pdp:
+    if spa:
+        if level != "seg":
+            raise UsageError(f"--spa tests systems over their segment scores: give segment-level scores (got {level})")
+        from evalpipe.meta.spa import coins, pairwise_p_values, soft_pairwise_accuracy, split_rows
+
+        value = soft_pairwise_accuracy(gold, metric, len(systems))
+        g, m = split_rows(gold, metric, len(systems))
+        signs = coins(g.shape[1])
+        doc.update(statistic="spa", permutations=len(signs),
+                   p_values={"human": _matrix_json(pairwise_p_values(g, signs)),
+                             "metric": _matrix_json(pairwise_p_values(m, signs))})
+    elif pdp:
         from evalpipe.meta.correlation import pairwise_difference_pearson
 
         value, doc["rows_averaged"] = pairwise_difference_pearson(gold, metric, len(systems), average)
@@ -234,8 +253,14 @@ def correlate_command(root, test_set, language_pair, human, level, average, stat
     if statistic in ("accuracy",) or (statistic == "kendall" and variant == "acc23"):
         doc["chance"] = chance_accuracy(gold)
     click.echo(json.dumps(doc, indent=1) if fmt == "json" else
-               f"{'PDP' if pdp else statistic} ({level}, average {average}) = {value:.4f} over {len(systems)} systems"
+               f"{'SPA' if spa else 'PDP' if pdp else statistic} ({level}, average {average}) = {value:.4f} over "
+               f"{len(systems)} systems"
                + (f"; chance {doc['chance']:.4f}" if "chance" in doc else ""))
+
+
+def _matrix_json(matrix) -> List[List[Optional[float]]]:
+    """A p-value matrix as JSON (null where undefined: the diagonal and the lower triangle)."""
+    return [[None if v != v else float(v) for v in row] for row in matrix]
 
 
 def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]]:

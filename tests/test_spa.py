@@ -1,0 +1,78 @@
+"""Soft pairwise accuracy (issue 34, part 1: the value and its p-values) against MTME's ``PairwiseConfidenceError``
+and ``pce.compute_pairwise_p_values``: recorded by tests/data/make_mtme_spa_expected.py (MTME's own code, commit in
+the file) on the real WMT21 en-de segment-level cases of tests/meta_cases.py and on edge cases."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalpipe.errors import InputError
+from evalpipe.meta.spa import coins, pairwise_p_values, soft_pairwise_accuracy, split_rows
+
+EXPECTED = json.loads((Path(__file__).parent / "data" / "mtme_spa_expected.json").read_text())
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cases(news):
+    from meta_cases import build_cases
+
+    return {c["id"]: c for c in build_cases()["correlations"]}
+
+
+def _check(expected, gold, metric):
+    assert soft_pairwise_accuracy(gold, metric, expected["num_sys"]) == expected["value"]  # MTME's, to the bit
+    g, m = split_rows(gold, metric, expected["num_sys"])
+    signs = coins(g.shape[1])
+    for rows, key in ((g, "human_p"), (m, "metric_p")):
+        want = np.array([[np.nan if v is None else v for v in row] for row in expected[key]])
+        np.testing.assert_array_equal(pairwise_p_values(rows, signs), want)
+
+
+def test_spa_equals_mtme_on_real_data(cases):
+    real = [e for e in EXPECTED["cases"] if not e["id"].startswith("edge/")]
+    assert len(real) == 2
+    for expected in real:
+        case = cases[expected["id"]]
+        _check(expected, case["gold"], case["metric"])
+
+
+@pytest.mark.parametrize("expected", [e for e in EXPECTED["cases"] if e["id"].startswith("edge/")],
+                         ids=lambda e: e["id"])
+def test_spa_equals_mtme_on_edge_cases(expected):
+    _check(expected, expected["gold"], expected["metric"])
+
+
+def test_nones_at_different_segments_are_refused():
+    with pytest.raises(InputError, match=r"the systems have \[1, 2\] scored segments"):
+        soft_pairwise_accuracy([None, 1.0, 2.0, 3.0], [0.1, 0.2, 0.3, 0.4], 2)
+
+
+def test_correlate_spa_through_the_command_line(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "tests" / "data" / "wmt21.news", tmp_path / "wmt21.news")
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    evalpipe = str(Path(sys.executable).parent / "evalpipe")
+    base = ["--root", str(tmp_path), "--test-set", "wmt21.news", "-l", "en-de"]
+    added = subprocess.run([evalpipe, "meta-eval", "add-metric", "chrf", *base], capture_output=True, text=True,
+                           timeout=120, env=env)
+    assert added.returncode == 0, added.stderr
+    scores = tmp_path / "wmt21.news" / "metric-scores" / "en-de" / "chrf-refA.seg.score"
+    done = subprocess.run([evalpipe, "meta-eval", "correlate", *base, "--spa", "--scores", str(scores), "-f", "json"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    expected = next(e for e in EXPECTED["cases"] if e["id"] == "seg/chrf/none/pearson/b/0.0")
+    assert doc["statistic"] == "spa" and doc["correlation"] == expected["value"]
+    assert doc["p_values"]["human"] == expected["human_p"]
+    refused = subprocess.run([evalpipe, "meta-eval", "correlate", *base, "--spa", "--average", "item", "--scores",
+                              str(scores)], capture_output=True, text=True, timeout=120, env=env)
+    assert refused.returncode == 2 and "--spa and --average cannot go together" in refused.stderr
