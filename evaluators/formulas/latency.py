@@ -127,22 +127,31 @@ class Columns:
         return out
 
 
-def batch_average_lagging(c: Columns, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
-    """AL of many sentences: ``total += d - t / gamma`` in order until the first d >= |X|, then
-    ``total / tau``; d_1 when d_1 > |X|."""
-    src = c.ranked(src_lens)
-    gamma = c.ranked(tgt_lens) / src
+def _lagging_sums(c: Columns, src: np.ndarray, gamma: np.ndarray, count_reaching: bool
+                  ) -> "tuple[np.ndarray, np.ndarray]":
+    """The running sums of AL and YAAL, per rank: ``total += d - t / gamma`` and ``tau = t + 1`` in order
+    while no earlier delay reached |X|; the delay that reaches |X| is counted (AL) or not (YAAL)."""
     total = np.zeros(len(src))
     tau = np.zeros(len(src))
     active = np.ones(len(src), dtype=bool)
     for t in range(len(c.alive)):
         m = c.alive[t]
-        if not active[:m].any():
+        d = c.column(t)
+        reached = d >= src[:m]
+        on = active[:m] if count_reaching else active[:m] & ~reached
+        if not on.any():
             break
-        d, on = c.column(t), active[:m]
         total[:m] = np.where(on, total[:m] + (d - t / gamma[:m]), total[:m])
         tau[:m] = np.where(on, t + 1, tau[:m])
-        active[:m] = on & ~(d >= src[:m])
+        active[:m] = on & ~reached
+    return total, tau
+
+
+def batch_average_lagging(c: Columns, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.ndarray:
+    """AL of many sentences: ``total += d - t / gamma`` in order until the first d >= |X|, then
+    ``total / tau``; d_1 when d_1 > |X|."""
+    src = c.ranked(src_lens)
+    total, tau = _lagging_sums(c, src, c.ranked(tgt_lens) / src, count_reaching=True)
     head = c.column(0)
     return c.unranked(np.where(head > src, head, total / tau))
 
@@ -193,18 +202,7 @@ def batch_yaal(c: Columns, src_lens: np.ndarray, tgt_lens: np.ndarray) -> np.nda
     |Y| / |X|; ``total += d - t / gamma`` in order while d < |X| (a delay reaching the source's end is not
     counted), then ``total / tau``.  NaN -- not scored -- where the first delay already reaches |X|."""
     src = c.ranked(src_lens)
-    gamma = c.ranked(tgt_lens) / src
-    total = np.zeros(len(src))
-    tau = np.zeros(len(src))
-    active = np.ones(len(src), dtype=bool)
-    for t in range(len(c.alive)):
-        m = c.alive[t]
-        on = active[:m] & (c.column(t) < src[:m])
-        if not on.any():
-            break
-        total[:m] = np.where(on, total[:m] + (c.column(t) - t / gamma[:m]), total[:m])
-        tau[:m] = np.where(on, t + 1, tau[:m])
-        active[:m] = on
+    total, tau = _lagging_sums(c, src, c.ranked(tgt_lens) / src, count_reaching=False)
     with np.errstate(invalid="ignore", divide="ignore"):
         values = np.where(tau > 0, total / np.where(tau > 0, tau, 1), np.nan)
     return c.unranked(values)

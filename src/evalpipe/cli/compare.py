@@ -99,12 +99,7 @@ def text_summary(doc: dict, names: list) -> str:
         grams = doc["ngrams"][key]
         out.append(f"n-grams {who} matches more ({len(grams)}; matches {a}/{b}):")
         out += [f"  {g}  ({m1}/{m2})" for g, _, m1, m2 in grams]
-    for key, who in (("system1", a), ("system2", b)):
-        shown = doc["examples"][key]
-        out.append(f"sentences where {who} is better ({len(shown)}; sentence BLEU {a}/{b}):")
-        for ex in shown:
-            out += [f"  #{ex['index'] + 1}  {ex['sentbleu'][0]:.2f}/{ex['sentbleu'][1]:.2f}",
-                    f"    ref  {ex['reference']}", f"    {a}  {ex['outputs'][0]}", f"    {b}  {ex['outputs'][1]}"]
+    out += _examples(doc["examples"], names, "", "sentence BLEU ", "sentbleu", 2)
     for scores in doc.get("segment_scores", []):
         name, (m1, m2) = scores["name"], scores["mean"]
         shown = "  ".join(f"{who} {'-' if m is None else f'{m:.4f}'}" for who, m in ((a, m1), (b, m2)))
@@ -114,10 +109,19 @@ def text_summary(doc: dict, names: list) -> str:
         out.append(f"{name} by ref length ({a}/{b}; sentences)")
         out.append("  " + "  ".join(f"{lb}: {_pair(x or 0, y or 0, n == 0, 4)} ({n})" for lb, x, y, n in zip(
             length["buckets"], *length["mean"], length["sentences"])))
-        for key, who in (("system1", a), ("system2", b)):
-            rows = scores["examples"][key]
-            out.append(f"sentences where {who} is better by {name} ({len(rows)}; {a}/{b}):")
-            for ex in rows:
-                out += [f"  #{ex['index'] + 1}  {ex['scores'][0]:.4f}/{ex['scores'][1]:.4f}",
-                        f"    ref  {ex['reference']}", f"    {a}  {ex['outputs'][0]}", f"    {b}  {ex['outputs'][1]}"]
+        out += _examples(scores["examples"], names, f" by {name}", "", "scores", 4)
     return "\n".join(out)
+
+
+def _examples(examples: dict, names: list, by: str, measure: str, key: str, digits: int) -> list:
+    """The lines of the sentences where each system is furthest ahead (``examples[system1|system2]``), each with
+    its two values under ``key``, the reference and both outputs."""
+    a, b = names
+    out = []
+    for side, who in (("system1", a), ("system2", b)):
+        shown = examples[side]
+        out.append(f"sentences where {who} is better{by} ({len(shown)}; {measure}{a}/{b}):")
+        for ex in shown:
+            out += [f"  #{ex['index'] + 1}  {ex[key][0]:.{digits}f}/{ex[key][1]:.{digits}f}",
+                    f"    ref  {ex['reference']}", f"    {a}  {ex['outputs'][0]}", f"    {b}  {ex['outputs'][1]}"]
+    return out
