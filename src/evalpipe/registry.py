@@ -149,6 +149,14 @@ class ScoresSpec(NamedTuple):
     name: str
     options: Tuple[Tuple[str, Any], ...] = ()
 
+    @classmethod
+    def of(cls, name: str, given: Mapping[str, Any] = ()) -> "ScoresSpec":
+        """The spec of scores ``name`` with the metric options among ``given`` (its ``-o NAME.KEY`` values: the
+        direction; the reading options format and field are not the metric's), built once so a bad value fails now."""
+        spec = cls(name, (("direction", dict(given).get("direction", "auto")),))
+        spec.build()
+        return spec
+
     def build(self) -> Any:
         metric = _BUILT.get(self)
         if metric is None:

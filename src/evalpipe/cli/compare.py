@@ -63,7 +63,7 @@ def compare(system1, system2, ref, labels, top, examples, segment_scores, option
 
         doc["segment_scores"] = []
         for name, paths, own in scores_given:
-            metric = ScoresSpec(name, (("direction", own.get("direction", "auto")),)).build()
+            metric = ScoresSpec.of(name, own).build()
             found = scores_for_systems(name, paths, [system1, system2], len(texts[ref]), own.get("format", "auto"),
                                        own.get("field"))
             doc["segment_scores"].append(compare_scores(name, texts[ref], [texts[system1], texts[system2]],

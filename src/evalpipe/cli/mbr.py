@@ -131,19 +131,20 @@ def _rerank(system_files: Sequence[str], value: str, options: Dict[str, str], fm
     from evalpipe.registry import ScoresSpec
     from evalpipe.score_files import scores_for_systems
 
-    name, eq, path = value.partition("=")
-    if not eq or not name or not path:
-        raise UsageError(f"--segment-scores expects NAME=FILE, got {value!r}")
+    from evalpipe.cli.score_corpus import _segment_score_specs
+
+    options = dict(options)
+    ((name, paths, own),) = _segment_score_specs((value,), options)  # takes the -o NAME.KEY values out
     if not system_files:
         raise UsageError("--segment-scores reranks the lines of SYSTEM_FILES: give the system files the scores are of")
-    own = {k.split(".", 1)[1] if k.startswith(name + ".") else k: v for k, v in options.items()}
+    own = {**options, **own}  # (a bare -o direction=... is the scores' too: they are the only metric here)
     unknown = sorted(set(own) - {"direction", "format", "field"})
     if unknown:
         raise UsageError(f"-o {unknown[0]}: reranking by segment scores takes -o {name}.direction, {name}.format, "
                          f"{name}.field")
-    metric = ScoresSpec(name, (("direction", own.get("direction", "auto")),)).build()
+    metric = ScoresSpec.of(name, own).build()
     cands = readers.from_systems(system_files)
-    table = scores_for_systems(name, path.split(","), list(system_files), len(cands), own.get("format", "auto"),
+    table = scores_for_systems(name, paths, list(system_files), len(cands), own.get("format", "auto"),
                                own.get("field"))
     sign = 1.0 if metric.higher_is_better else -1.0
     choices = []

@@ -103,8 +103,7 @@ def _attach_scores(systems: List[System], given: List[Tuple[str, List[str], Dict
             lengths = {s: len(v) for s, v in found.items()}
             if len(set(lengths.values())) > 1:
                 raise UsageError(f"--segment-scores {name}: the systems have different numbers of scores: {lengths}")
-        spec = ScoresSpec(name, (("direction", own.get("direction", "auto")),))
-        spec.build()  # a bad direction fails now
+        spec = ScoresSpec.of(name, own)  # a bad direction fails now
         for system in systems:
             system.scores[name] = ScorePairs(found[system.name], [], system.name)
         specs.append(spec)

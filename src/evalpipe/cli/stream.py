@@ -175,8 +175,7 @@ def _score(log_files, audio_definition, reference, eval_config, latency_unit, re
         from evalpipe.score_files import scores_for_systems
 
         for name, paths, own in scores_given:
-            spec = ScoresSpec(name, (("direction", own.get("direction", "auto")),))
-            spec.build()
+            spec = ScoresSpec.of(name, own)
             found = scores_for_systems(name, paths, [system for system, _ in systems], sum(sizes),
                                        own.get("format", "auto"), own.get("field"))
             table.update({(system, name): values for system, values in found.items()})
