@@ -223,6 +223,14 @@ def test_stream_score_refuses_resampling_two_talks(tmp_path):
     (("yaml",), ["stream", "score", "-a", NEWS / "sources" / "en-de.txt", "-r", REF, "--log-file", REF], "'evalpipe[stream]'"),
     (("pyspark",), ["score-corpus", "-r", REF, "--engine", "spark", SYSTEMS["UEdin"]], "'evalpipe[spark]'"),
     (("torch",), ["mbr", "--ties", "mbrs", SYSTEMS["UEdin"], SYSTEMS["ICL"]], "torch"),
+    (("scipy",), ["score-corpus", "--segment-scores", f"mqm={NEWS / 'human-scores' / 'en-de.mqm.seg.score'}",
+                  "--paired-ttest"], "pip install scipy"),
+    (("sentencepiece",), ["score-corpus", "--instances", DATA / "simul" / "iwslt17-dev2010.de-en" / "derived" /
+                          "wait3.instances.jsonl", "-m", "al", "-o", "target_unit=spm", "-o", f"spm_model={REF}"],
+     "pip install sentencepiece"),
+    (("sentencepiece",), ["simul", "score", DATA / "simul" / "iwslt17-dev2010.de-en" / "derived" /
+                          "wait3.instances.jsonl", "-o", "target_unit=spm", "-o", f"spm_model={REF}"],
+     "pip install sentencepiece"),
     (("mweralign",), ["stream", "score", "--log-file", "LOG", "-a", LONGFORM / "audio.json", "-r",
                       LONGFORM / "reference.de", "--resegmenter", "mweralign"], "'evalpipe[mweralign]'"),
     (("mosestokenizer",), ["stream", "score", "--log-file", "LOG", "-a", LONGFORM / "audio.json", "-r",
