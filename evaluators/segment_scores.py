@@ -7,7 +7,8 @@ MTME file: MQM rates a subset) is ``[0, 0]``, so the mean is over the scored seg
 and approximate randomization, all pairs with Holm clusters and reports work on it as on any metric, and
 ``segment_mean`` lets comet-compare's paired t-test run on its segment scores.
 
-Options: ``label`` (e.g. ``COMET``), ``direction``: ``higher`` or ``lower`` is better, or ``auto`` --
+Options: ``label`` (e.g. ``COMET``), ``origin`` (the signature of a model evalpipe ran, shown as this metric's),
+``direction``: ``higher`` or ``lower`` is better, or ``auto`` --
 lower for names of error-predicting metrics (MetricX, MQM-style error scores: :data:`LOWER_IS_BETTER`), higher
 for the rest.
 """
@@ -40,7 +41,8 @@ class SegmentScores(Metric):
     STATS_FIELDS = ("sum", "count")
     OPTIONS = {"label": Option(str, "scores", "what these scores are called (COMET, MetricX, ...)"),
                "direction": Option(str, "auto", "higher or lower is better; auto: lower for MetricX-like names",
-                                   choices=("auto", "higher", "lower"))}
+                                   choices=("auto", "higher", "lower")),
+               "origin": Option(str, "", "the signature of what computed the scores (a model evalpipe ran)")}
     #: the corpus score is the mean of the segment scores (comet-compare's t-test applies)
     segment_mean = True
     CONTRACT_EXAMPLES = [(0.8125, []), (0.25, []), (-1.5, []), (0.0, []), (3.0, [])]
@@ -76,5 +78,7 @@ class SegmentScores(Metric):
         return self.options["label"]
 
     def signature(self, nrefs: Optional[int] = None) -> str:
+        if self.options["origin"]:
+            return self.options["origin"]
         return (f"label:{self.options['label']}|segment scores|mean|dir:{'higher' if self.higher_is_better else 'lower'}"
                 f"|evalpipe")

@@ -74,6 +74,43 @@ class Dispatcher:
             log.error("internal error while serving %r", shown, exc_info=True)
             return [format_error(f"internal error: {type(exc).__name__}: {exc}")]
 
+    def prefetch(self, lines: List[Union[str, bytes, int]]) -> None:
+        """For a metric that scores many segments in one pass (``batched``: COMET), the SCORE lines that arrived
+        together are scored as one batch (``block_stats``) and their replies cached, so :meth:`handle` answers
+        each from the cache, in order.  A line that does not parse, or a batch that fails, is left to
+        :meth:`handle`, which answers it (or its error) alone."""
+        if not getattr(self.metric, "batched", False):
+            return
+        groups: Dict[int, List[Tuple[Union[str, bytes], Any, Tuple[str, ...]]]] = {}
+        for line in lines:
+            if type(line) is int or line in self._replies:
+                continue
+            try:
+                text = decode_line(line) if type(line) is bytes else line.rstrip("\r\n")
+                command, fields = parse_request(text)
+                if command.upper() != "SCORE" or (self.forms and len(fields) == 2 and fields[0] in self.forms):
+                    continue
+                hypothesis, references = score_fields(self.metric, fields)
+                hypothesis = self.metric.check_hypothesis(hypothesis)
+                refs = self.metric.check_references(references)
+            except EvalpipeError:
+                continue
+            groups.setdefault(len(refs), []).append((line, hypothesis, refs))
+        for count, items in groups.items():
+            if len(items) < 2:
+                continue
+            try:
+                rows = self.metric.block_stats([h for _, h, _ in items], [[r[k] for _, _, r in items]
+                                                                          for k in range(count)])
+            except EvalpipeError:
+                continue
+            log.debug("%d SCORE lines that arrived together scored as one batch", len(items))
+            self.reference_counts.add(count)
+            for (line, _, _), row in zip(items, rows):
+                if len(self._replies) >= REPLY_CACHE:
+                    del self._replies[next(iter(self._replies))]
+                self._replies[line] = [format_stats(row)]
+
     def nrefs(self) -> Any:
         """The reference count seen so far: None before any, -1 when it varied."""
         counts = self.reference_counts

@@ -78,6 +78,7 @@ def serve(metric: Metric, instream: BinaryIO, outstream: BinaryIO, dialect: str 
     served = 0
     for arrived in _arrivals(instream, max_line_bytes):
         replies: List[str] = []
+        dispatcher.prefetch(arrived)
         for number, raw in enumerate(arrived, served + 1):
             if type(raw) is int:
                 reply = [format_error(f"expected a request line of at most {max_line_bytes} bytes, got {raw} bytes")]

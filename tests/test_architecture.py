@@ -64,9 +64,10 @@ def test_no_import_cycles():
     assert _cycles(graph) == []
 
 
-def test_evaluators_shows_plugins_and_three_rooms():
+def test_evaluators_shows_plugins_and_four_rooms():
     """evaluators/ at a glance: the metric plugins (each an entry point) and sacrebleu_api at the top, the rest
-    in kernels/ (each C source beside its Python facade and reference), formulas/ and realign/."""
+    in kernels/ (each C source beside its Python facade and reference), formulas/, realign/ and neural/ (COMET
+    models on torch)."""
     from importlib.metadata import entry_points
 
     top = ROOT / "evaluators"
@@ -74,7 +75,7 @@ def test_evaluators_shows_plugins_and_three_rooms():
                if ep.value.startswith("evalpipe.evaluators.")}
     assert {p.stem for p in top.glob("*.py")} == plugins | {"__init__", "sacrebleu_api"}
     assert {p.name for p in top.iterdir() if p.is_dir() and (p / "__init__.py").exists()} == \
-        {"kernels", "formulas", "realign"}
-    assert not list(top.glob("*.c")) and not list((top / "formulas").glob("*.c")) and not list((top / "realign").glob("*.c"))
+        {"kernels", "formulas", "realign", "neural"}
+    assert not [p for room in ("", "formulas", "realign", "neural") for p in (top / room).glob("*.c")]
     for source in (top / "kernels").glob("*.c"):
         assert (top / "kernels" / f"{source.stem}.py").exists(), source

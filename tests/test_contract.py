@@ -30,12 +30,35 @@ def metric_name(request):
     return request.param
 
 
+_MODELS = {}
+
+
+def load(name, **options):
+    """The metric with the options its contract run needs: a metric that runs a model (``CONTRACT_TINY_MODEL``, the
+    COMET family) gets a tiny model with random weights, built once (evaluators/neural/tiny.py)."""
+    from evalpipe.registry import load_class
+
+    family = getattr(load_class(name), "CONTRACT_TINY_MODEL", None)
+    if family is not None:
+        pytest.importorskip("torch", reason="COMET models need torch (extra evalpipe[comet])")
+        pytest.importorskip("tokenizers", reason="COMET models need tokenizers (extra evalpipe[comet])")
+        if family not in _MODELS:
+            import tempfile
+            from pathlib import Path
+
+            from evalpipe.evaluators.neural import tiny
+
+            _MODELS[family] = str(tiny.build(Path(tempfile.mkdtemp(prefix="contract-")) / family, family))
+        options.setdefault("model", _MODELS[family])
+    return load_metric(name, **options)
+
+
 def test_registry_lists_builtins():
     assert {"bleu", "chrf", "ter", "token_f1", "accuracy"} <= set(list_metrics())
 
 
 def test_fixed_length_and_fields(metric_name):
-    metric = load_metric(metric_name)
+    metric = load(metric_name)
     hyps, refs = _data(metric_name)
     for h, r in zip(hyps, refs):
         stats = metric.stats(h, r)
@@ -44,17 +67,21 @@ def test_fixed_length_and_fields(metric_name):
 
 
 def test_additivity_and_corpus_score(metric_name):
-    metric = load_metric(metric_name)
+    metric = load(metric_name)
     hyps, refs = _data(metric_name)
     rows = [metric.stats(h, r) for h, r in zip(hyps, refs)]
     streams = [[r[k] for r in refs] for k in range(len(refs[0]))]
-    assert metric.score(sum_stats(rows)) == metric.corpus_score(hyps, streams)
+    whole = metric.corpus_score(hyps, streams)
+    if getattr(metric, "EXACT_ACROSS_BATCHES", True):
+        assert metric.score(sum_stats(rows)) == whole
+    else:  # a float32 model: a segment scored alone or in a batch differs in the last bits (COMET's own do too)
+        assert metric.score(sum_stats(rows)) == pytest.approx(whole, rel=1e-6, abs=1e-6)
     halves = partial_sum(rows[:2]).merge(partial_sum(rows[2:])).finish()
     assert halves == sum_stats(rows)
 
 
 def test_stats_text_round_trip(metric_name):
-    metric = load_metric(metric_name)
+    metric = load(metric_name)
     hyps, refs = _data(metric_name)
     for h, r in zip(hyps, refs):
         stats = metric.stats(h, r)
@@ -62,7 +89,7 @@ def test_stats_text_round_trip(metric_name):
 
 
 def test_signature_present(metric_name):
-    metric = load_metric(metric_name)
+    metric = load(metric_name)
     hyps, refs = _data(metric_name)
     metric.stats(hyps[0], refs[0])
     sig = metric.signature()
@@ -71,17 +98,17 @@ def test_signature_present(metric_name):
 
 def test_unknown_option_names_valid_ones(metric_name):
     with pytest.raises(OptionError, match="valid options"):
-        load_metric(metric_name, no_such_option=1)
+        load(metric_name, no_such_option=1)
 
 
 def test_wrong_length_rejected(metric_name):
-    metric = load_metric(metric_name)
+    metric = load(metric_name)
     with pytest.raises(ValueError, match=f"expects {metric.num_stats} stats"):
         metric.score([1] * (metric.num_stats + 1))
 
 
 def test_no_reference_is_an_error(metric_name):
-    metric = load_metric(metric_name)
+    metric = load(metric_name)
     hyps, refs = _data(metric_name)
     if metric.min_references == 0:  # latency metrics: only those that use the reference need one
         needs = getattr(metric, "uses_reference", True)
@@ -91,12 +118,12 @@ def test_no_reference_is_an_error(metric_name):
         else:
             assert len(metric.stats(hyps[0], [])) == metric.num_stats
         return
-    with pytest.raises(ValueError, match="at least one reference"):
+    with pytest.raises(ValueError, match="at least one reference|the source"):
         metric.stats(hyps[0], [])
 
 
 def test_wrong_hypothesis_kind_is_named(metric_name):
-    metric = load_metric(metric_name)
+    metric = load(metric_name)
     hyps, refs = _data(metric_name)
     with pytest.raises(ValueError, match="hypothesis"):
         metric.stats(3, refs[0])

@@ -150,10 +150,11 @@ class ScoresSpec(NamedTuple):
     options: Tuple[Tuple[str, Any], ...] = ()
 
     @classmethod
-    def of(cls, name: str, given: Mapping[str, Any] = ()) -> "ScoresSpec":
+    def of(cls, name: str, given: Mapping[str, Any] = (), origin: str = "") -> "ScoresSpec":
         """The spec of scores ``name`` with the metric options among ``given`` (its ``-o NAME.KEY`` values: the
-        direction; the reading options format and field are not the metric's), built once so a bad value fails now."""
-        spec = cls(name, (("direction", dict(given).get("direction", "auto")),))
+        direction; the reading options format and field are not the metric's), built once so a bad value fails now.
+        ``origin``: the signature of the model that computed them here (``-m comet``)."""
+        spec = cls(name, (("direction", dict(given).get("direction", "auto")),) + ((("origin", origin),) if origin else ()))
         spec.build()
         return spec
 

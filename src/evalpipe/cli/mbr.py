@@ -22,6 +22,9 @@ from evalpipe.errors import UsageError
 @click.option("--pseudo-references", "pseudo_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.jsonl",
               help="pseudo-references as JSON lines: a list of strings per segment, or {\"pseudo_references\": [...], "
                    "\"weights\": [...]} (default: the candidates)")
+@click.option("--source", "source_file", type=click.Path(dir_okay=False, exists=True),
+              help="the source of each segment, one a line: read by metrics that run a model on it (comet: MBR "
+                   "against the pseudo-references; cometkiwi: each candidate ranked by its own score)")
 @click.option("-m", "--metric", "--metrics", "metric_name", default="chrf", show_default=True, metavar="NAME",
               help="the utility metric: an installed name, module:Class or a combination")
 @opt.metric_options("metric option KEY=VALUE (repeat)")
@@ -45,8 +48,8 @@ from evalpipe.errors import UsageError
           "corpus BLEU and chrF against the reference beside the best single system and the oracle")
 @opt.workers()
 @opt.verbose()
-def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, segment_scores, options, aggregate, ties, fmt,
-                output, report_file, demo, workers, verbose) -> None:
+def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_name, segment_scores, options, aggregate,
+                ties, fmt, output, report_file, demo, workers, verbose) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
     Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
@@ -66,6 +69,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, segment_
             raise UsageError("--demo chooses among the shipped systems: give no system files, --nbest, --samples "
                              "or --pseudo-references")
         return _demo(metric_name, options, aggregate, workers)
+    if demo and source_file:
+        raise UsageError("--demo chooses among the shipped systems with an n-gram metric: give no --source")
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
                          f"(got {', '.join(given) or 'none'})")
@@ -73,7 +78,7 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, segment_
         from evalpipe.cli.base import given_flags
 
         typed = given_flags(click.get_current_context())
-        bad = [f for f in ("-m", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples", "--workers",
+        bad = [f for f in ("-m", "--source", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples", "--workers",
                            "--demo") if f in typed]
         if bad:
             raise UsageError(f"{bad[0]} and --segment-scores cannot go together: the candidates are ranked by their "
@@ -81,6 +86,17 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, segment_
         return _rerank(system_files, segment_scores, parse_key_values(options), fmt, output, report_file)
     (spec,) = metric_specs([metric_name], parse_key_values(options))  # a bad metric or option before any reading
     metric = spec.build()
+    if getattr(metric, "reads_source", False):
+        from evalpipe.cli.base import given_flags
+
+        if "--workers" in given_flags(click.get_current_context()):
+            raise UsageError(f"--workers and -m {metric_name} cannot go together: the model runs in this process on "
+                             f"every core (torch threads; -o {metric_name}.threads=N)")
+        if not source_file:
+            raise UsageError(f"-m {metric_name} reads the source of each segment: give it with --source FILE")
+    elif source_file:
+        raise UsageError(f"--source is read by metrics that run a model on it (-m comet, -m cometkiwi), not "
+                         f"{metric_name}")
     weights = pseudo = None
     if system_files:
         cands = readers.from_systems(system_files)
@@ -105,10 +121,18 @@ def mbr_command(system_files, nbest, samples, pseudo_file, metric_name, segment_
 
         for g, (w, refs) in enumerate(zip(weights, pseudo or cands), 1):
             check_weights(w, refs, f"segment {g}: ")
+    sources = None
+    if source_file:
+        from evalpipe.corpus import read_lines
+
+        sources = read_lines(source_file)
+        if len(sources) != len(cands):
+            raise UsageError(f"--source {source_file} has {len(sources)} lines, the candidates {len(cands)} segments")
     from evalpipe.engines import make_engine
 
     with make_engine("local", workers) as engine:
-        choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties, engine=engine)
+        choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties, engine=engine,
+                             sources=sources)
     doc: Dict[str, Any] = {"metric": metric_name, "signature": metric.signature(1), "aggregate": aggregate, "ties": ties,
                            "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
                                         for g, c in enumerate(choices)]}

@@ -212,6 +212,8 @@ def _progress(total: int, quiet: bool):
                    "MTME seg.score file holding every system (matched by name), or one file a system in their "
                    "order (a number a line; JSON lines with -o NAME.field=KEY); -o NAME.direction=lower|higher, "
                    "-o NAME.format=comet|mtme|lines|jsonl")
+@click.option("--source", "source_file", type=click.Path(dir_okay=False, exists=True),
+              help="the source file, one line a segment: read by metrics that run a model on it (comet, cometkiwi)")
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="trials of the paired test (default 1000 for bs, 10000 for ar)")
 @click.option("--all-pairs", is_flag=True,
@@ -226,7 +228,7 @@ def _progress(total: int, quiet: bool):
 @opt.verbose()
 def score_corpus(system_files, input_files, refs, metric_names, options, tokenize, lowercase, language_pair,
                  instance_logs, named_systems, demo, fmt, score_only, sentence_level, confidence, confidence_n, paired_bs,
-                 paired_ar, paired_ttest, segment_scores, paired_n,
+                 paired_ar, paired_ttest, segment_scores, source_file, paired_n,
                  all_pairs, report_file, plot_file, seed, engine, workers, spark_master, width, quiet,
                  verbose) -> None:
     """Score SYSTEM_FILES (or -i FILES, or stdin) against the references with every metric.
@@ -252,7 +254,8 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         refs, system_files = demo_files()
     given = parse_key_values(options)
     scores_given = _segment_score_specs(segment_scores, given)
-    if not refs and not instance_logs and not (scores_given and not system_files and not named_systems):
+    if not refs and not instance_logs and not metric_names and not (scores_given and not system_files
+                                                                    and not named_systems):
         raise UsageError("give reference files (-r REF) or SimulEval logs (--instances LOG)")
     if instance_logs and (refs or system_files or named_systems or segment_scores):
         raise UsageError("--instances logs carry their own references and predictions: "
@@ -260,9 +263,6 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
     default_metrics = ("bleu", "ap", "al", "dal", "laal") if instance_logs else () if scores_given else ("bleu",)
     names = list(metric_names or default_metrics)
     _distinct(scores_given, names)
-    if names and not refs and not instance_logs:
-        raise UsageError(f"-m {' '.join(names)} needs the system files and their references (-r REF); with segment "
-                         f"scores alone give no -m")
     for key, value in (("tokenize", tokenize), ("lowercase", "true" if lowercase else None)):
         if value is not None:
             if "bleu" not in names:
@@ -276,9 +276,22 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         raise UsageError(f"-o {next(iter(settings))}: no metric takes it (the segment scores take -o NAME.direction, "
                          f"NAME.format, NAME.field)")
     specs = metric_specs(names, settings) if names else []
-    if paired_ttest and not scores_given:
+    from evalpipe.scoring.neural import reads_source
+
+    models = [spec for spec in specs if reads_source(spec)]
+    without_refs = bool(specs) and all(s in models and not s.build().uses_reference for s in specs)
+    if names and not refs and not instance_logs and not (without_refs and (system_files or named_systems)):
+        raise UsageError(f"-m {' '.join(names)} needs the system files and their references (-r REF); with segment "
+                         f"scores alone give no -m")
+    if refs and without_refs:
+        raise UsageError(f"-r: {', '.join(s.name for s in specs)} score without references; give no -r")
+    if source_file and not models:
+        raise UsageError("--source is read by metrics that run a model on the source (-m comet, -m cometkiwi)")
+    if models and instance_logs:
+        raise UsageError(f"-m {models[0].name} scores text files against --source, not SimulEval logs")
+    if paired_ttest and not scores_given and not models:
         raise UsageError("--paired-ttest compares means of segment scores (comet-compare's test): give them with "
-                         "--segment-scores NAME=FILE")
+                         "--segment-scores NAME=FILE or score them with -m comet")
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         if instance_logs:
             from evalpipe.simul.records import read_instances
@@ -289,7 +302,12 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
             # pool, by Spark itself); only stdin is read here
             from_stdin = "-" in system_files or not (system_files or named_systems)
             systems = _text_systems(list(refs), list(system_files), list(named_systems),
-                                    read_here=from_stdin and not runner.reads_files) if refs else []
+                                    read_here=from_stdin and not runner.reads_files) if refs or without_refs else []
+        if models:
+            from evalpipe.scoring.neural import attach_model_scores
+
+            specs = attach_model_scores(systems, specs, read_lines(source_file) if source_file else None,
+                                        source_file or "--source")
         if scores_given:
             specs += _attach_scores(systems, scores_given)
         if sentence_level:

@@ -172,12 +172,49 @@ def segment_utilities(metric: Any, candidates: Sequence[Sequence[str]],
     return out
 
 
+def model_utilities(metric: Any, candidates: Sequence[Sequence[str]],
+                    pseudo_references: Optional[Sequence[Sequence[str]]], sources: Optional[Sequence[str]],
+                    aggregate: bool, weights: Optional[Sequence[Sequence[float]]],
+                    ties: str) -> List[Tuple[np.ndarray, Any]]:
+    """:func:`segment_utilities` of a metric that runs a model on the source (COMET, ``reads_source``): its float32
+    utility matrices come from the model in chunks of segments (each distinct sentence of a chunk encoded once);
+    the expectation is the row mean (float32, as mbrs takes it, for ``ties="mbrs"``) or the weighted mean."""
+    if sources is None:
+        raise UsageError(f"{metric.name} reads the source of each segment: give the sources (--source FILE)")
+    if len(sources) != len(candidates):
+        raise InputError(f"{len(sources)} sources for {len(candidates)} segments of candidates")
+    refs = candidates if pseudo_references is None else pseudo_references
+    out: List[Tuple[np.ndarray, Any]] = []
+    for a, b in _chunks(candidates, refs):
+        matrices = metric.utility_matrices(candidates[a:b], None if pseudo_references is None else refs[a:b],
+                                           sources[a:b], aggregate)
+        for g, m in enumerate(matrices, a):
+            u = expected_utilities(m, None if weights is None else weights[g])
+            out.append((u, _torch().from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy()
+                        if ties == "mbrs" else None))
+    return out
+
+
 def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]] = None,
            aggregate: bool = False, weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first",
-           engine: Any = None) -> List[Choice]:
+           engine: Any = None, sources: Optional[Sequence[str]] = None) -> List[Choice]:
     """MBR decisions of every segment (``weights[g]``: segment g's weights over its pseudo-references; ``ties``:
     see :func:`select`).  With an ``engine`` (:func:`evalpipe.engines.make_engine`) the segments are computed
-    where it runs them -- every core by default -- with the same choices."""
+    where it runs them -- every core by default -- with the same choices.  ``sources``: one a segment, for metrics
+    that read them (COMET: :func:`model_utilities`, in this process, whatever the engine)."""
+    if getattr(metric, "reads_source", False):
+        if ties not in TIES:
+            raise UsageError(f"expected ties first or mbrs, got {ties!r}")
+        if ties == "mbrs" and weights is not None:
+            raise UsageError("ties=mbrs reproduces mbrs's uniform expectation; weights are not part of it")
+        if aggregate and weights is not None:
+            raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
+        _check(candidates, candidates if pseudo_references is None else pseudo_references)
+        rows = model_utilities(metric, candidates, pseudo_references, sources, aggregate, weights, ties)
+        return [Choice(k, cands[k], u.tolist()) for cands, (u, kept) in zip(candidates, rows)
+                for k in [select(kept if ties == "mbrs" else u, metric.higher_is_better, ties)]]
+    if sources is not None:
+        raise UsageError(f"{metric.name} does not read the source: give no sources (they are read by -m comet)")
     if ties not in TIES:
         raise UsageError(f"expected ties first or mbrs, got {ties!r}")
     if ties == "mbrs" and weights is not None:

@@ -4,7 +4,7 @@ Two forms, one reply line each:
 
 * ``MBR ||| cand_1 ||| cand_2 ||| ... ||| cand_N`` -- the candidates are also the pseudo-references;
 * ``MBR ||| {JSON}`` -- one field, a JSON object ``{"candidates": [...], "pseudo_references": [...]
-  (optional), "weights": [...] (optional, one per pseudo-reference), "aggregate": false (optional)}``, when
+  (optional), "weights": [...] (optional, one per pseudo-reference), "aggregate": false (optional), "source": "..." (for COMET)}``, when
   the pseudo-references differ or texts hold the separator (write its ``|`` as ``\u007c`` in the JSON:
   the line is split at every ``|||`` before the field is read).
 
@@ -38,5 +38,6 @@ def reply(metric: Any, fields: List[str]) -> List[str]:
     requests.check_weights(request.weights, pseudo or request.candidates, "MBR: ")
     (choice,) = mbr.decode(metric, [request.candidates], None if pseudo is None else [pseudo],
                            aggregate=bool(request.aggregate),
-                           weights=None if request.weights is None else [request.weights])
+                           weights=None if request.weights is None else [request.weights],
+                           sources=None if request.source is None else [request.source])
     return [f"{choice.index} ||| {' '.join(repr(float(u)) for u in choice.utilities)}"]

@@ -4,7 +4,8 @@
 * ``candidates`` -- a non-empty list of strings;
 * ``pseudo_references`` -- a non-empty list of strings (default: the candidates);
 * ``weights`` -- one non-negative number per pseudo-reference, with a positive sum (default: uniform);
-* ``aggregate`` -- ``true`` or ``false``: reference aggregation (the protocol; the command's flag is ``--aggregate``).
+* ``aggregate`` -- ``true`` or ``false``: reference aggregation (the protocol; the command's flag is ``--aggregate``);
+* ``source`` -- the segment's source, a string (the protocol; read by metrics that run a model on it, COMET).
 
 A bare JSON list of strings is the value of the reader's main key (``candidates``, or ``pseudo_references`` for a
 pseudo-references file).
@@ -15,7 +16,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence
 
 from evalpipe.errors import InputError
 
-KEYS = ("candidates", "pseudo_references", "weights", "aggregate")
+KEYS = ("candidates", "pseudo_references", "weights", "aggregate", "source")
 
 
 class Request(NamedTuple):
@@ -25,6 +26,7 @@ class Request(NamedTuple):
     pseudo_references: Optional[List[str]] = None
     weights: Optional[List[float]] = None
     aggregate: Optional[bool] = None
+    source: Optional[str] = None
 
 
 def _texts(value: Any, key: str, where: str) -> List[str]:
@@ -57,6 +59,10 @@ def parse(value: Any, main: str = "candidates", allowed: Sequence[str] = KEYS, w
         if not isinstance(value["aggregate"], bool):
             raise InputError(f"{where}expected \"aggregate\" true or false, got {str(value['aggregate'])[:20]}")
         got["aggregate"] = value["aggregate"]
+    if "source" in value:
+        if not isinstance(value["source"], str):
+            raise InputError(f"{where}expected \"source\" as a string, got {str(value['source'])[:60]}")
+        got["source"] = value["source"]
     return Request(**got)
 
 

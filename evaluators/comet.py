@@ -1,0 +1,137 @@
+"""COMET-family models as metrics: ``comet`` (with the reference the model reads) and ``cometkiwi`` (without one).
+
+Stats ``[sum, count]``: ``[score, 1]`` per segment, the score the model gives; the corpus score is the mean, the
+``system_score`` unbabel-comet's ``predict`` reports.  So intervals, paired tests, all pairs with Holm clusters,
+comet-compare's paired t-test and reports work as on any metric.
+
+A segment's fields are the **source first**, then the reference, then the hypothesis:
+``SCORE ||| source ||| reference ||| hypothesis`` (``SCORE ||| source ||| hypothesis`` for ``cometkiwi`` and for
+referenceless models), and ``references`` is ``(source, reference)`` in the Python API.  ``score-corpus`` takes the
+sources with ``--source``.
+
+Options: ``model`` (the model folder, :mod:`evalpipe.evaluators.neural.checkpoint`; required), ``batch_size``
+(inputs per forward pass, default 64), ``device`` (``auto``: the GPU torch sees, else the CPU), ``threads`` (CPU
+threads; 0: every core).  ``block_stats`` scores many segments in one pass (``serve`` batches the SCORE lines that
+arrive together; score-corpus whole corpora), each distinct sentence encoded once.  The forward pass and its
+equality to unbabel-comet 2.2.7: :mod:`evalpipe.evaluators.neural`.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+from evalpipe.errors import InputError, OptionError, UsageError
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
+
+
+class Comet(Metric):
+    """A COMET model's segment scores and their mean (module docstring)."""
+
+    name = "comet"
+    STATS_FIELDS = ("sum", "count")
+    OPTIONS = {"model": Option(str, "", "the model folder: hparams.yaml, checkpoints/model.ckpt, the encoder's "
+                                        "config.json and tokenizer.json"),
+               "batch_size": Option(int, 64, "inputs per forward pass", minimum=1),
+               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
+               "threads": Option(int, 0, "CPU threads for torch (0: every core)", minimum=0)}
+    #: the corpus score is the mean of the segment scores (comet-compare's t-test applies)
+    segment_mean = True
+    #: scores many segments per forward pass: serve scores the SCORE lines that arrive together as one batch
+    batched = True
+    #: reads the source of each segment (the first of its reference fields)
+    reads_source = True
+    #: False: scores without a reference (``cometkiwi``)
+    with_reference = True
+    #: a segment scored alone or in a batch of other lengths differs in the last float32 bits (~1e-7: matrix products
+    #: of other shapes), as unbabel-comet's own scores move with its batch size; totals are exact sums of what came
+    EXACT_ACROSS_BATCHES = False
+    #: the contract tests run it with a tiny model of this family (evaluators/neural/tiny.py)
+    CONTRACT_TINY_MODEL = "regression"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        if not self.options["model"]:
+            raise OptionError(f"{self.name}: give the model folder, -o {self.name}.model=DIR (docs/neural.md)")
+        device = self.options["device"]
+        if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+            raise OptionError(f"{self.name}: device expects auto, cpu, cuda or cuda:N, got {device!r}")
+        from evalpipe.evaluators.neural.scorer import CometModel
+
+        self.model = CometModel(self.options["model"], device, self.options["batch_size"], self.options["threads"])
+        self.uses_reference = self.with_reference and self.model.reads_reference
+        if not self.with_reference and self.model.needs_reference:
+            raise OptionError(f"{self.name}: the model {self.options['model']} ({self.model.family}) needs a "
+                              f"reference; use -m comet")
+        self.min_references = self.max_references = 2 if self.uses_reference else 1
+
+    def _fields(self) -> str:
+        return "the source and one reference" if self.uses_reference else "the source (no reference)"
+
+    def check_references(self, references: Sequence[str]) -> Tuple[str, ...]:
+        refs = tuple(references)
+        if len(refs) != self.min_references:
+            raise InputError(f"{self.name}: expected {self._fields()} before the hypothesis, got {len(refs)} "
+                             f"field{'s' if len(refs) != 1 else ''}")
+        for r in refs:
+            if not isinstance(r, str):
+                raise InputError(f"{self.name}: expected strings, got {type(r).__name__}")
+        return refs
+
+    def segment_stats(self, hypothesis: str, references: Tuple[str, ...]) -> List[Any]:
+        return self.block_stats([hypothesis], [[r] for r in references])[0]
+
+    def block_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[Any]]:
+        scores = self.score_rows(references[0], hypotheses, references[1] if self.uses_reference else None)
+        return [[float(s), 1] for s in scores]
+
+    def score_rows(self, sources: Sequence[str], hypotheses: Sequence[str],
+                   references: Optional[Sequence[str]]) -> Any:
+        """The model's score of each row (float32 numpy array)."""
+        return self.model.score(list(sources), list(hypotheses), None if references is None else list(references))
+
+    def utility_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]],
+                         sources: Sequence[str], aggregate: bool = False) -> List[Any]:
+        """MBR utilities of each segment (float32): ``candidates x pseudo-references`` model scores, or one column
+        against the mean of the pseudo-references' vectors (``aggregate``), as mbrs 0.1.8's ``MetricCOMET``; for
+        ``cometkiwi`` each candidate's own score (a column: a reranker, as mbrs's ``MetricCOMETkiwi``)."""
+        if not self.uses_reference:
+            if self.with_reference:
+                raise UsageError(f"{self.name}: the model {self.options['model']} ({self.model.family}) reads no "
+                                 f"reference, so MBR has nothing to compare candidates against; rank them by their "
+                                 f"own scores with -m cometkiwi")
+            if pseudo_references is not None or aggregate:
+                raise UsageError(f"{self.name} ranks each candidate by its own score: pseudo-references and "
+                                 f"aggregation are not used (use -m comet for MBR against pseudo-references)")
+            flat = [c for cands in candidates for c in cands]
+            scores = self.score_rows([src for cands, src in zip(candidates, sources) for _ in cands], flat, None)
+            out, at = [], 0
+            for cands in candidates:
+                out.append(scores[at:at + len(cands)].reshape(len(cands), 1))
+                at += len(cands)
+            return out
+        refs = candidates if pseudo_references is None else pseudo_references
+        return self.model.mbr_matrices(candidates, refs, sources, aggregate)
+
+    def score_from_stats(self, stats: List[Any]) -> float:
+        total, count = stats
+        if count == 0:
+            from evalpipe.errors import Unscorable
+
+            raise Unscorable(f"{self.name}: no segment to score")
+        return float(total / count)
+
+    def signature(self, nrefs: Optional[int] = None) -> str:
+        from evalpipe.evaluators.neural.checkpoint import model_name
+
+        return (f"{self.name}|model:{model_name(self.model.files)}|{self.model.family}"
+                f"|ref:{'yes' if self.uses_reference else 'no'}|evalpipe")
+
+
+class CometKiwi(Comet):
+    """A COMET model scoring without references (CometKiwi, referenceless models; a unified model in QE mode)."""
+
+    name = "cometkiwi"
+    with_reference = False
+    CONTRACT_TINY_MODEL = "unified"
+    CONTRACT_EXAMPLES = [("the cat sat on the mat .", ["die Katze sass auf der Matte ."]), ("a dog barks", ["ein Hund"]),
+                         ("", ["leer"]), ("Ünïcödé words, ok?", ["Wörter, ok?"])]

@@ -1,0 +1,315 @@
+"""Scoring with a COMET model: tokenization, length-sorted batches, each distinct input encoded once.
+
+:class:`CometModel` loads a model folder (:mod:`.checkpoint`) into the encoder (:mod:`.encoder`) and head
+(:mod:`.estimator`), float32 throughout, on the CPU (every core: ``torch.set_num_threads``) or the GPU torch sees.
+
+* Regression families encode each sentence alone, so a sentence's vector is computed once whatever its role (source,
+  hypothesis, reference) and however many rows share it; vectors are kept in a bounded LRU cache (``cache`` entries)
+  so a served model or an MBR decoder reuses them across calls.
+* Unified models encode the joint sequence of a row, so identical rows are scored once.
+* Batches hold ``batch_size`` inputs sorted by token length (less padding); on a GPU that runs out of memory a batch is
+  split in halves down to one input before the error is one line.  Scores move by ~1e-6 with batch composition, as
+  unbabel-comet's own do.
+
+Tokenization is the encoder's ``tokenizer.json`` through the ``tokenizers`` library (what ``XLMRobertaTokenizerFast``
+runs): ``<s> pieces </s>`` truncated to ``max_position_embeddings - 4`` pieces, as COMET's ``max_length`` is; joint
+sequences are ``<s> a </s></s> b </s>`` (``[... </s></s> c </s>]``), cut to ``max_position_embeddings - 2`` tokens when
+too long, as COMET's ``concat_sequences`` does.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalpipe.errors import InputError, MissingDependency, UsageError
+from evalpipe.evaluators.neural.checkpoint import ModelFiles, locate
+
+log = logging.getLogger("evalpipe.comet")
+
+#: state-dict entries a checkpoint may carry that scoring does not read
+_UNUSED = ("encoder.model.embeddings.position_ids", "layerwise_attention.dropout_mask", "layerwise_attention.dropout_fill",
+           "hidden2tag.")
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise MissingDependency("COMET models need the Python package 'torch', which is not installed: "
+                                "pip install 'evalpipe[comet]'") from None
+    return torch
+
+
+class CometModel:
+    """A COMET model ready to score (see the module docstring)."""
+
+    def __init__(self, path: str, device: str = "auto", batch_size: int = 64, threads: int = 0,
+                 cache: int = 65536) -> None:
+        torch = _torch()
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise MissingDependency("COMET models need the Python package 'tokenizers', which is not installed: "
+                                    "pip install 'evalpipe[comet]'") from None
+        from evalpipe.evaluators.neural.encoder import XLMREncoder, check_config
+        from evalpipe.evaluators.neural.estimator import Head
+
+        files: ModelFiles = locate(path)
+        self.files = files
+        self.family = files.family
+        segments = files.hparams.get("input_segments", ["mt", "src", "ref"])
+        self.reads_reference = self.family == "regression_metric" or (
+            self.family == "unified_metric" and "ref" in segments)
+        self.needs_reference = self.family == "regression_metric"
+        self.unified_reads_source = "src" in segments
+        try:
+            check_config(files.config, str(files.tokenizer.parent / "config.json"))
+            self.encoder = XLMREncoder(files.config)
+            self.head = Head(files.family, files.hparams, self.encoder.hidden_size, self.encoder.num_layers)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise InputError(f"cannot build the model: {type(exc).__name__}: {exc}", str(files.folder)) from None
+        self._load(files.state_dict)
+        files.state_dict = {}
+        try:
+            self.tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        except Exception as exc:  # noqa: BLE001 - a foreign tokenizer file is one line
+            raise InputError(f"not a tokenizers file: {exc}", str(files.tokenizer)) from None
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        ids = {t: self.tokenizer.token_to_id(t) for t in ("<s>", "</s>", "<pad>")}
+        if None in ids.values():
+            raise InputError(f"expected XLM-R's special tokens <s>, </s>, <pad>; found {ids}", str(files.tokenizer))
+        self.bos, self.eos, self.pad = ids["<s>"], ids["</s>"], ids["<pad>"]
+        if self.pad != self.encoder.padding_idx:
+            raise InputError(f"<pad> is id {self.pad} but the encoder's pad_token_id is {self.encoder.padding_idx}",
+                             str(files.tokenizer))
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        if self.device.type == "cpu":
+            torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+        self.encoder.to(self.device).eval()
+        self.head.to(self.device).eval()
+        self.batch_size = batch_size
+        self._cache: "OrderedDict[Hashable, object]" = OrderedDict()
+        self._cache_size = cache
+        self.timings: Dict[str, float] = {"tokenize": 0.0, "encode": 0.0, "estimate": 0.0}
+
+    def _load(self, state: Dict[str, object]) -> None:
+        enc, head = {}, {}
+        for key, value in state.items():
+            if key.startswith("encoder.model."):
+                enc[key[len("encoder.model."):]] = value
+            elif key.startswith(("layerwise_attention.", "estimator.")):
+                head[key] = value
+        for module, part in ((self.encoder, enc), (self.head, head)):
+            wanted = module.state_dict()
+            missing = sorted(set(wanted) - set(part))
+            prefix = "encoder.model." if module is self.encoder else ""
+            if missing:
+                raise InputError(f"the checkpoint lacks {prefix}{missing[0]} (and {len(missing) - 1} more) of a "
+                                 f"{self.family} model", str(self.files.folder / "checkpoints" / "model.ckpt"))
+            for key in wanted:
+                if tuple(part[key].shape) != tuple(wanted[key].shape):
+                    raise InputError(f"{prefix}{key} has shape {tuple(part[key].shape)}, the configuration makes "
+                                     f"{tuple(wanted[key].shape)}", str(self.files.folder / "checkpoints" / "model.ckpt"))
+            module.load_state_dict({k: part[k].float() for k in wanted}, strict=True)
+
+    # -- tokens ---------------------------------------------------------------------------------
+    def tokens(self, texts: Sequence[str]) -> List[List[int]]:
+        """``<s> pieces </s>`` of each text, truncated as COMET's tokenizer call is."""
+        import time
+
+        start = time.perf_counter()
+        keep = self.encoder.max_positions - 4
+        out = [[self.bos, *e.ids[:keep], self.eos] for e in self.tokenizer.encode_batch(list(texts),
+                                                                                        add_special_tokens=False)]
+        self.timings["tokenize"] += time.perf_counter() - start
+        return out
+
+    def joint(self, parts: Sequence[List[int]]) -> List[int]:
+        """COMET's ``concat_sequences`` of tokenized inputs (each ``<s> ... </s>``)."""
+        seq = parts[0]
+        for other in parts[1:]:
+            seq = [self.bos, *seq[1:-1], self.eos, self.eos, *other[1:-1], self.eos]
+        inner = sum(len(p) - 2 for p in parts)
+        if inner > self.encoder.max_positions - (1 + 2 * len(parts)):
+            seq = seq[:self.encoder.max_positions]
+        return seq
+
+    # -- encoding -----------------------------------------------------------------------------
+    def _run(self, sequences: List[List[int]]):
+        """Position-pooled vectors of token sequences (one tensor row each), in length-sorted batches."""
+        torch = _torch()
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+        out = [None] * len(sequences)
+        size = self.batch_size
+        start = 0
+        while start < len(order):
+            chunk = order[start:start + size]
+            try:
+                vectors = self._batch([sequences[i] for i in chunk])
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                if size == 1:
+                    raise InputError("the GPU ran out of memory scoring one input alone; use -o device=cpu") from None
+                size = max(1, size // 2)
+                log.warning("GPU out of memory: batches of %d from here", size)
+                continue
+            for i, v in zip(chunk, vectors):
+                out[i] = v
+            start += len(chunk)
+        return out
+
+    def _batch(self, batch: List[List[int]]):
+        torch = _torch()
+        import time
+
+        start = time.perf_counter()
+        width = max(map(len, batch))
+        ids = torch.full((len(batch), width), self.pad, dtype=torch.long)
+        for row, seq in enumerate(batch):
+            ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask = ids.ne(self.pad).long()
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        with torch.inference_mode():
+            states = self.encoder(ids, mask)
+            vectors = self.head.pool(states, ids, mask, self.pad)
+        self.timings["encode"] += time.perf_counter() - start
+        return list(vectors.unbind(0))
+
+    def embed(self, texts: Sequence[str]):
+        """Sentence vectors of ``texts`` (regression families), each distinct text encoded once (LRU cached)."""
+        torch = _torch()
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            for text, vector in zip(todo, self._run(self.tokens(todo))):
+                self._remember(text, vector)
+        for t in texts:
+            self._cache.move_to_end(t)
+        return torch.stack([self._cache[t] for t in texts]) if texts else torch.zeros(0, self.encoder.hidden_size)
+
+    def _remember(self, key: Hashable, value: object) -> None:
+        self._cache[key] = value
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+
+    def estimate(self, table, mt, src=None, ref=None) -> np.ndarray:
+        """Scores (float32) of rows given as indices into ``table`` (sentence vectors, one a row): row k is
+        ``mt[k]`` against ``src[k]`` and ``ref[k]``; gathered and estimated 4096 rows at a time, so memory is bounded
+        by the block, not the number of rows (an MBR matrix)."""
+        torch = _torch()
+        import time
+
+        start = time.perf_counter()
+        parts = []
+        mt = torch.as_tensor(np.asarray(mt, dtype=np.int64), device=table.device)
+        src = None if src is None else torch.as_tensor(np.asarray(src, dtype=np.int64), device=table.device)
+        ref = None if ref is None else torch.as_tensor(np.asarray(ref, dtype=np.int64), device=table.device)
+        with torch.inference_mode():
+            for lo in range(0, len(mt), 4096):
+                hi = lo + 4096
+                parts.append(self.head.estimate(table[mt[lo:hi]], None if src is None else table[src[lo:hi]],
+                                                None if ref is None else table[ref[lo:hi]]).float().cpu().numpy())
+        self.timings["estimate"] += time.perf_counter() - start
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+    def table(self, texts: Sequence[str]):
+        """``(vectors, index)``: one vector per distinct text (regression families) and each text's row."""
+        distinct = list(dict.fromkeys(texts))
+        return self.embed(distinct), {t: i for i, t in enumerate(distinct)}
+
+    # -- scores -------------------------------------------------------------------------------
+    def score(self, sources: Sequence[str], hypotheses: Sequence[str],
+              references: Optional[Sequence[str]] = None, chunk: int = 16384) -> np.ndarray:
+        """Each row's score (float32), as unbabel-comet's ``predict`` gives it; ``references`` None scores without
+        (a referenceless or unified model).  Rows are taken ``chunk`` at a time, so memory is bounded by the chunk and
+        the vector cache, not the corpus."""
+        if references is None and self.needs_reference:
+            raise InputError(f"this {self.family} model needs references")
+        out = []
+        for lo in range(0, len(hypotheses), chunk):
+            hi = lo + chunk
+            src, mt = sources[lo:hi], hypotheses[lo:hi]
+            ref = None if references is None else references[lo:hi]
+            out.append(self._score_chunk(src, mt, ref))
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+
+    def _score_chunk(self, src: Sequence[str], mt: Sequence[str], ref: Optional[Sequence[str]]) -> np.ndarray:
+        if self.family != "unified_metric":
+            vectors, index = self.table([*mt, *src, *(ref or [])])
+            rows = (lambda texts: [index[t] for t in texts])
+            return self.estimate(vectors, rows(mt), rows(src),
+                                 rows(ref) if self.family == "regression_metric" else None)
+        use_ref = ref is not None and self.reads_reference
+        use_src = self.unified_reads_source
+        if use_src and use_ref:
+            layouts: Tuple[Tuple[str, ...], ...] = (("mt", "src"), ("mt", "ref"), ("mt", "src", "ref"))
+        elif use_ref:
+            layouts = (("mt", "ref"),)
+        else:
+            layouts = (("mt", "src"),)
+        texts = {"mt": mt, "src": src, "ref": ref}
+        rows = [tuple((name, texts[name][i]) for name in layout) for layout in layouts for i in range(len(mt))]
+        distinct = list(dict.fromkeys(rows))
+        todo = [r for r in distinct if r not in self._cache]
+        if todo:
+            words = sorted({text for r in todo for _, text in r})
+            ids = dict(zip(words, self.tokens(words)))
+            sequences = [self.joint([ids[text] for _, text in r]) for r in todo]
+            for r, vector in zip(todo, self._run(sequences)):
+                self._remember(r, vector)
+        torch = _torch()
+        vectors = torch.stack([self._cache[r] for r in distinct])
+        scores = self.estimate(vectors, range(len(distinct)))
+        where = {r: i for i, r in enumerate(distinct)}
+        per_layout = np.array([scores[where[r]] for r in rows], dtype=np.float32).reshape(len(layouts), len(mt))
+        if len(layouts) == 1:
+            return per_layout[0]
+        return torch.from_numpy(per_layout).mean(dim=0).numpy()
+
+    # -- MBR ------------------------------------------------------------------------------------
+    def mbr_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]],
+                     sources: Sequence[str], aggregate: bool = False) -> List[np.ndarray]:
+        """For each segment, the float32 matrix of ``score(source, candidate i, pseudo-reference j)`` (mbrs 0.1.8's
+        ``MetricCOMET.pairwise_scores``), or with ``aggregate`` the column of each candidate against the mean of the
+        pseudo-references' sentence vectors (its ``expected_scores_reference_aggregation``).  Every distinct sentence
+        of the segments given is encoded once; the estimator runs on every pair (regression families; a unified model
+        encodes each pair's joint sequence, and aggregation needs sentence vectors)."""
+        torch = _torch()
+        if self.family != "regression_metric":
+            if aggregate:
+                raise UsageError(f"reference aggregation averages sentence vectors: a {self.family} model has none "
+                                 f"(it encodes each pair jointly)")
+            out = []
+            for cands, refs, src in zip(candidates, pseudo_references, sources):
+                rows_h = [h for h in cands for _ in refs]
+                rows_r = [r for _ in cands for r in refs]
+                out.append(self.score([src] * len(rows_h), rows_h, rows_r).reshape(len(cands), len(refs)))
+            return out
+        vectors, index = self.table([t for cands, refs, src in zip(candidates, pseudo_references, sources)
+                                     for t in (*cands, *refs, src)])
+        if aggregate:
+            extra = []
+            for refs in pseudo_references:
+                extra.append(vectors[[index[r] for r in refs]].mean(dim=0, keepdim=True))
+            base = len(vectors)
+            vectors = torch.cat([vectors, *extra]) if extra else vectors
+        mt, src_rows, ref_rows, shapes = [], [], [], []
+        for g, (cands, refs, src) in enumerate(zip(candidates, pseudo_references, sources)):
+            columns = [base + g] if aggregate else [index[r] for r in refs]
+            for h in cands:
+                mt += [index[h]] * len(columns)
+                ref_rows += columns
+            src_rows += [index[src]] * (len(cands) * len(columns))
+            shapes.append((len(cands), len(columns)))
+        scores = self.estimate(vectors, mt, src_rows, ref_rows)
+        out, at = [], 0
+        for n, m in shapes:
+            out.append(scores[at:at + n * m].reshape(n, m))
+            at += n * m
+        return out

@@ -1,0 +1,65 @@
+"""Metrics that run a model over the source, hypothesis and reference (COMET: ``reads_source``), in score-corpus.
+
+They are scored here, in this process (torch uses every core; a GPU when there is one), before the statistics
+pipeline: segments are taken a chunk at a time across every system, so each source and reference sentence is
+encoded once for all systems and memory is bounded by the chunk.  Each system then carries the scores as a
+precomputed metric (``System.scores``, a :class:`~evalpipe.registry.ScoresSpec` whose signature is the model's), so
+intervals, paired tests, all pairs, the t-test, sentence-level output and reports treat them as any metric.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from evalpipe.errors import UsageError
+from evalpipe.inputs import ScorePairs, TextFiles
+from evalpipe.registry import ScoresSpec
+
+#: segments per chunk (every system's rows of a chunk go to the model together)
+CHUNK = 4096
+
+
+def reads_source(spec: Any) -> bool:
+    """Whether the metric of ``spec`` is scored by a model here (it reads the source)."""
+    return not isinstance(spec, ScoresSpec) and getattr(spec.build(), "reads_source", False)
+
+
+def attach_model_scores(systems: Sequence[Any], specs: Sequence[Any], sources: Optional[List[str]],
+                        source_path: str = "--source") -> List[Any]:
+    """``specs`` with every model metric replaced by the scores it gave, attached to each system."""
+    out = []
+    for spec in specs:
+        if not reads_source(spec):
+            out.append(spec)
+            continue
+        metric = spec.build()
+        if sources is None:
+            raise UsageError(f"-m {spec.name} reads the source of each segment: give it with --source FILE")
+        texts = []
+        for system in systems:
+            if len(system.runs) != 1:
+                raise UsageError(f"-m {spec.name}: a system of several runs ({system.name}); give one file a system")
+            data = system.runs[0]
+            texts.append(data.read() if isinstance(data, TextFiles) else data)
+        n = len(sources)
+        for system, data in zip(systems, texts):
+            if len(data) != n:
+                raise UsageError(f"--source {source_path} has {n} lines and {system.name} has {len(data)}")
+        refs = None
+        if metric.uses_reference:
+            if len(texts[0].references) != 1:
+                raise UsageError(f"-m {spec.name}: a COMET model reads one reference; give one -r "
+                                 f"(got {len(texts[0].references)})")
+            refs = texts[0].references[0]
+        scores: List[List[float]] = [[] for _ in systems]
+        for lo in range(0, n, CHUNK):
+            hi = min(n, lo + CHUNK)
+            rows_src = sources[lo:hi] * len(systems)
+            rows_ref = None if refs is None else refs[lo:hi] * len(systems)
+            rows_hyp = [h for data in texts for h in data.hypotheses[lo:hi]]
+            got = metric.score_rows(rows_src, rows_hyp, rows_ref).tolist()
+            for k in range(len(systems)):
+                scores[k] += got[k * (hi - lo):(k + 1) * (hi - lo)]
+        for system, values in zip(systems, scores):
+            system.scores[spec.name] = ScorePairs(values, [], system.name)
+        out.append(ScoresSpec.of(spec.name, {"direction": "higher"}, origin=metric.signature(1 if refs else 0)))
+    return out
