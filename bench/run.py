@@ -10,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_bounds  # noqa: E402
+import bench_comet  # noqa: E402
 import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_longform  # noqa: E402
@@ -63,6 +64,8 @@ def main() -> None:
     bench_wer.main(3)
     print("## short-form simultaneous evaluation against OmniSTEval and SimulEval (issue 36)")
     bench_shortform.main(scale)
+    print("## COMET models against unbabel-comet and mbrs (issue 35)")
+    bench_comet.main(scale)
     print("## minimum Bayes risk decoding (issue 28)")
     bench_mbr.main(max(1, round(3 * scale)))
 

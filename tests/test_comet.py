@@ -326,3 +326,52 @@ def test_a_broken_model_folder_is_one_line(tmp_path, broken, needle):
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and needle in errors[0] and "Traceback" not in done.stderr, done.stderr
     assert not done.stdout
+
+
+def test_a_gpu_out_of_memory_halves_the_batch_then_is_one_line(tmp_path, monkeypatch, caplog):
+    """No GPU here: the encoder's batch is made to raise torch's out-of-memory error above a size (and then at
+    every size); the scores come back equal, from smaller batches, and then the error is one line."""
+    import torch
+
+    from evalpipe.errors import InputError
+    from evalpipe.evaluators.neural import tiny
+    from evalpipe.evaluators.neural.scorer import CometModel
+
+    model = CometModel(str(tiny.build(tmp_path / "m", "regression")), device="cpu", batch_size=16)
+    texts = [f"Satz Nummer {i} hat {'viele ' * (i % 7)}Woerter." for i in range(40)]
+    want = model.score(texts, texts[::-1], texts)
+    model._cache.clear()
+    real = model._batch
+    limit = {"size": 4}
+
+    def small(batch):
+        if len(batch) > limit["size"]:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(batch)
+
+    monkeypatch.setattr(model, "_batch", small)
+    got = model.score(texts, texts[::-1], texts)
+    assert np.abs(got - want).max() < TOL
+    assert model.batch_size == 16  # the next call starts from the configured size again
+    model._cache.clear()
+    limit["size"] = 0
+    with pytest.raises(InputError, match="out of memory scoring one input alone"):
+        model.score(texts, texts[::-1], texts)
+
+
+@pytest.mark.parametrize("family", ["regression", "unified-ref"])
+def test_a_call_larger_than_the_vector_cache_scores_the_same(tmp_path, family):
+    """The cache keeps what fits (a served model, MBR); a call with more distinct inputs than it holds keeps its own
+    vectors: the same scores as with a cache that holds everything."""
+    from evalpipe.evaluators.neural import tiny
+    from evalpipe.evaluators.neural.scorer import CometModel
+
+    folder = str(tiny.build(tmp_path / "m", family))
+    src = lines(NEWS / "sources" / "en-de.txt")[:60]
+    ref = lines(NEWS / "references" / "en-de.refA.txt")[:60]
+    mt = lines(sorted((NEWS / "system-outputs" / "en-de").glob("*.txt"))[0])[:60]
+    small, large = CometModel(folder, cache=16), CometModel(folder)
+    want = large.score(src, mt, ref)
+    assert np.abs(small.score(src, mt, ref) - want).max() < TOL
+    assert np.abs(small.score(src, mt, ref) - want).max() < TOL  # again, from a cache holding the last 16
+    assert len(small._cache) == 16

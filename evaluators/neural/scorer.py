@@ -48,7 +48,7 @@ class CometModel:
     """A COMET model ready to score (see the module docstring)."""
 
     def __init__(self, path: str, device: str = "auto", batch_size: int = 64, threads: int = 0,
-                 cache: int = 65536) -> None:
+                 cache: int = 8192) -> None:
         torch = _torch()
         try:
             from tokenizers import Tokenizer
@@ -185,13 +185,24 @@ class CometModel:
     def embed(self, texts: Sequence[str]):
         """Sentence vectors of ``texts`` (regression families), each distinct text encoded once (LRU cached)."""
         torch = _torch()
-        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        found = self._cached(dict.fromkeys(texts))
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
         if todo:
             for text, vector in zip(todo, self._run(self.tokens(todo))):
+                found[text] = vector
                 self._remember(text, vector)
-        for t in texts:
-            self._cache.move_to_end(t)
-        return torch.stack([self._cache[t] for t in texts]) if texts else torch.zeros(0, self.encoder.hidden_size)
+        return torch.stack([found[t] for t in texts]) if texts else torch.zeros(0, self.encoder.hidden_size)
+
+    def _cached(self, keys) -> Dict[Hashable, object]:
+        """The cached vectors of ``keys`` (each found one becomes the most recent); the cache may hold fewer
+        entries than one call needs, so a call keeps its own vectors and the cache only what fits."""
+        found = {}
+        for key in keys:
+            vector = self._cache.get(key)
+            if vector is not None:
+                self._cache.move_to_end(key)
+                found[key] = vector
+        return found
 
     def _remember(self, key: Hashable, value: object) -> None:
         self._cache[key] = value
@@ -256,15 +267,17 @@ class CometModel:
         texts = {"mt": mt, "src": src, "ref": ref}
         rows = [tuple((name, texts[name][i]) for name in layout) for layout in layouts for i in range(len(mt))]
         distinct = list(dict.fromkeys(rows))
-        todo = [r for r in distinct if r not in self._cache]
+        found = self._cached(distinct)
+        todo = [r for r in distinct if r not in found]
         if todo:
             words = sorted({text for r in todo for _, text in r})
             ids = dict(zip(words, self.tokens(words)))
             sequences = [self.joint([ids[text] for _, text in r]) for r in todo]
             for r, vector in zip(todo, self._run(sequences)):
+                found[r] = vector
                 self._remember(r, vector)
         torch = _torch()
-        vectors = torch.stack([self._cache[r] for r in distinct])
+        vectors = torch.stack([found[r] for r in distinct])
         scores = self.estimate(vectors, range(len(distinct)))
         where = {r: i for i, r in enumerate(distinct)}
         per_layout = np.array([scores[where[r]] for r in rows], dtype=np.float32).reshape(len(layouts), len(mt))

@@ -8,6 +8,8 @@ intervals, paired tests, all pairs, the t-test, sentence-level output and report
 """
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any, List, Optional, Sequence
 
 from evalpipe.errors import UsageError
@@ -16,6 +18,8 @@ from evalpipe.registry import ScoresSpec
 
 #: segments per chunk (every system's rows of a chunk go to the model together)
 CHUNK = 4096
+
+log = logging.getLogger("evalpipe.comet")
 
 
 def reads_source(spec: Any) -> bool:
@@ -51,6 +55,7 @@ def attach_model_scores(systems: Sequence[Any], specs: Sequence[Any], sources: O
                                  f"(got {len(texts[0].references)})")
             refs = texts[0].references[0]
         scores: List[List[float]] = [[] for _ in systems]
+        start, spent = time.perf_counter(), dict(metric.model.timings)
         for lo in range(0, n, CHUNK):
             hi = min(n, lo + CHUNK)
             rows_src = sources[lo:hi] * len(systems)
@@ -59,6 +64,11 @@ def attach_model_scores(systems: Sequence[Any], specs: Sequence[Any], sources: O
             got = metric.score_rows(rows_src, rows_hyp, rows_ref).tolist()
             for k in range(len(systems)):
                 scores[k] += got[k * (hi - lo):(k + 1) * (hi - lo)]
+        took = time.perf_counter() - start
+        parts = {k: v - spent[k] for k, v in metric.model.timings.items()}
+        log.debug("%s: %d rows in %.2f s: tokenization %.2f s, encoder %.2f s, estimator %.2f s, the rest %.2f s",
+                  spec.name, n * len(systems), took, parts["tokenize"], parts["encode"], parts["estimate"],
+                  took - sum(parts.values()))
         for system, values in zip(systems, scores):
             system.scores[spec.name] = ScorePairs(values, [], system.name)
         out.append(ScoresSpec.of(spec.name, {"direction": "higher"}, origin=metric.signature(1 if refs else 0)))
