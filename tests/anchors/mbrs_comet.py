@@ -2,8 +2,7 @@
 
 Run in unbabel-comet 2.2.7's environment (tests/anchors/comet_models.py says why it is a separate one) with mbrs on
 PYTHONPATH (installed from PyPI with ``--no-deps``).  As ``mbrs_decode.py`` does, the three package ``__init__`` files
-that import every neural metric eagerly (bert_score, bleurt, metricx) are not run: empty packages ``mbrs.metrics``,
-``mbrs.selectors`` and ``mbrs.decoders`` are registered and the modules needed imported from them.  mbrs's
+that import every neural metric eagerly (bert_score, bleurt, metricx) are not run (``mbrs_light.py``).  mbrs's
 ``download_model`` takes a hub name; the tests give a local checkpoint, so ``mbrs.metrics.comet.download_model`` and
 ``mbrs.metrics.cometkiwi.download_model`` are replaced by the identity (the checkpoint path goes to unbabel-comet's
 ``load_from_checkpoint`` unchanged).
@@ -12,45 +11,16 @@ argv: DECODER (mbr | aggregate_mbr | rerank) CHECKPOINT SEGMENTS.json (a list of
 """
 import importlib
 import json
-import os
 import sys
-import types
 
-import mbrs
+from mbrs_light import packages
 
-root = os.path.dirname(mbrs.__file__)
-
-
-def package(name):
-    pkg = types.ModuleType(f"mbrs.{name}")
-    pkg.__path__ = [os.path.join(root, name)]
-    sys.modules[f"mbrs.{name}"] = pkg
-    setattr(mbrs, name, pkg)
-    return pkg
-
-
-metrics = package("metrics")
-base = importlib.import_module("mbrs.metrics.base")
-for attr in ("Metric", "MetricAggregatable", "MetricAggregatableCache", "MetricBase", "MetricCacheable",
-             "MetricReferenceless", "get_metric", "register"):
-    setattr(metrics, attr, getattr(base, attr))
+packages()
 comet_module = importlib.import_module("mbrs.metrics.comet")
 kiwi_module = importlib.import_module("mbrs.metrics.cometkiwi")
 for module in (comet_module, kiwi_module):
     module.download_model = lambda model: model
-selectors = package("selectors")
-selector_base = importlib.import_module("mbrs.selectors.base")
-for attr in ("Selector", "register", "get_selector"):
-    setattr(selectors, attr, getattr(selector_base, attr))
-nbest = importlib.import_module("mbrs.selectors.nbest")
-selectors.SelectorNbest = nbest.SelectorNbest
-selectors.SELECTOR_NBEST = nbest.SelectorNbest(nbest.SelectorNbest.Config())
-decoders = package("decoders")
-decoder_base = importlib.import_module("mbrs.decoders.base")
-for attr in ("DecoderBase", "DecoderReferenceBased", "DecoderReferenceless", "register", "get_decoder"):
-    setattr(decoders, attr, getattr(decoder_base, attr))
 DecoderMBR = importlib.import_module("mbrs.decoders.mbr").DecoderMBR
-decoders.DecoderMBR = DecoderMBR
 DecoderAggregateMBR = importlib.import_module("mbrs.decoders.aggregate_mbr").DecoderAggregateMBR
 DecoderRerank = importlib.import_module("mbrs.decoders.rerank").DecoderRerank
 
