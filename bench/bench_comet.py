@@ -1,6 +1,6 @@
 """Issue 35 benchmark: COMET models through the command lines, start-up included, against unbabel-comet and mbrs.
 
-The model is evalpipe's tiny regression model (``python -m evalpipe.evaluators.neural.tiny``: 2-layer XLM-R, hidden
+The model is evalpipe's tiny regression model (``python -m evalpipe.tiny_comet``: 2-layer XLM-R, hidden
 size 32; tests/test_comet.py shows unbabel-comet loads it and gives the same scores); unbabel-comet 2.2.7 and mbrs
 0.1.8 run in their own environment (built as tests/test_comet.py builds it, kept in .pytest_cache/anchors).  On real
 WMT21 en-de text (../shared/data; the shipped demo without it):
@@ -81,7 +81,7 @@ def main(scale: float = 1.0, runs: int = 3) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         model = folder / "tiny"
-        subprocess.run([sys.executable, "-m", "evalpipe.evaluators.neural.tiny", str(model)], check=True,
+        subprocess.run([sys.executable, "-m", "evalpipe.tiny_comet", str(model)], check=True,
                        capture_output=True, env=child_env())
         for name, text in (("src.txt", src[:n]), ("ref.txt", ref[:n]), ("a.txt", systems[0][:n]),
                            ("b.txt", systems[1][:n])):

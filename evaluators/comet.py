@@ -45,7 +45,7 @@ class Comet(Metric):
     #: a segment scored alone or in a batch of other lengths differs in the last float32 bits (~1e-7: matrix products
     #: of other shapes), as unbabel-comet's own scores move with its batch size; totals are exact sums of what came
     EXACT_ACROSS_BATCHES = False
-    #: the contract tests run it with a tiny model of this family (evaluators/neural/tiny.py)
+    #: the contract tests run it with a tiny model of this family (src/evalpipe/tiny_comet.py)
     CONTRACT_TINY_MODEL = "regression"
 
     def __init__(self, **options: Any) -> None:

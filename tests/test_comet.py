@@ -148,9 +148,9 @@ def test_segment_and_system_scores_equal_unbabel_comet(models, predictions, corp
 
 
 def test_unbabel_comet_loads_the_tiny_models_evalpipe_writes(comet_python, corpus, tmp_path):
-    """``python -m evalpipe.evaluators.neural.tiny`` (the docs' examples) writes folders unbabel-comet loads and scores
+    """``python -m evalpipe.tiny_comet`` (the docs' examples) writes folders unbabel-comet loads and scores
     as evalpipe does."""
-    from evalpipe.evaluators.neural import tiny
+    from evalpipe import tiny_comet as tiny
 
     src, mt, ref = (c[:40] for c in corpus)
     samples = tmp_path / "samples.json"
@@ -300,7 +300,7 @@ def test_mbr_over_the_protocol_takes_the_source(models):
     ("xcomet", "'xcomet_metric' is not a family scored here"), ("garbage-ckpt", "not a torch checkpoint"),
     ("wrong-shape", "has shape")])
 def test_a_broken_model_folder_is_one_line(tmp_path, broken, needle):
-    from evalpipe.evaluators.neural import tiny
+    from evalpipe import tiny_comet as tiny
 
     folder = tiny.build(tmp_path / "m", "regression")
     if broken == "no-hparams":
@@ -334,7 +334,7 @@ def test_a_gpu_out_of_memory_halves_the_batch_then_is_one_line(tmp_path, monkeyp
     import torch
 
     from evalpipe.errors import InputError
-    from evalpipe.evaluators.neural import tiny
+    from evalpipe import tiny_comet as tiny
     from evalpipe.evaluators.neural.scorer import CometModel
 
     model = CometModel(str(tiny.build(tmp_path / "m", "regression")), device="cpu", batch_size=16)
@@ -363,7 +363,7 @@ def test_a_gpu_out_of_memory_halves_the_batch_then_is_one_line(tmp_path, monkeyp
 def test_a_call_larger_than_the_vector_cache_scores_the_same(tmp_path, family):
     """The cache keeps what fits (a served model, MBR); a call with more distinct inputs than it holds keeps its own
     vectors: the same scores as with a cache that holds everything."""
-    from evalpipe.evaluators.neural import tiny
+    from evalpipe import tiny_comet as tiny
     from evalpipe.evaluators.neural.scorer import CometModel
 
     folder = str(tiny.build(tmp_path / "m", family))

@@ -35,7 +35,7 @@ _MODELS = {}
 
 def load(name, **options):
     """The metric with the options its contract run needs: a metric that runs a model (``CONTRACT_TINY_MODEL``, the
-    COMET family) gets a tiny model with random weights, built once (evaluators/neural/tiny.py)."""
+    COMET family) gets a tiny model with random weights, built once (src/evalpipe/tiny_comet.py)."""
     from evalpipe.registry import load_class
 
     family = getattr(load_class(name), "CONTRACT_TINY_MODEL", None)
@@ -46,7 +46,7 @@ def load(name, **options):
             import tempfile
             from pathlib import Path
 
-            from evalpipe.evaluators.neural import tiny
+            from evalpipe import tiny_comet as tiny
 
             _MODELS[family] = str(tiny.build(Path(tempfile.mkdtemp(prefix="contract-")) / family, family))
         options.setdefault("model", _MODELS[family])

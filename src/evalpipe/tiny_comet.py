@@ -1,6 +1,6 @@
 """A tiny COMET model with random weights, in the layout unbabel-comet writes: for examples, smoke tests, benches.
 
-``python -m evalpipe.evaluators.neural.tiny OUT [--family F] [--text FILE ...] [--seed N]`` writes into OUT:
+``python -m evalpipe.tiny_comet OUT [--family F] [--text FILE ...] [--seed N]`` writes into OUT:
 
 * ``tokenizer.json``: an XLM-R-style unigram tokenizer (``<s>``=0, ``<pad>``=1, ``</s>``=2, ``<unk>``=3, ``<mask>``
   last; NFKC, ``▁`` word starts) trained by the ``tokenizers`` library on the texts given (default: the source and
@@ -17,11 +17,14 @@ Families: ``regression`` (RegressionMetric: sparsemax mix, average pooling), ``r
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
+
+from evalpipe.corpus import write_atomically
 
 FAMILIES: Dict[str, Dict[str, Any]] = {
     "regression": {"class_identifier": "regression_metric", "pool": "avg", "layer": "mix",
@@ -69,11 +72,10 @@ def build(out: Path, family: str = "regression", texts: Optional[Sequence[str]] 
     from evalpipe.evaluators.neural.encoder import XLMREncoder
     from evalpipe.evaluators.neural.estimator import Head
 
-    out.mkdir(parents=True, exist_ok=True)
     tok = train_tokenizer(texts if texts is not None else demo_texts())
-    tok.save(str(out / "tokenizer.json"))
+    write_atomically(str(out / "tokenizer.json"), tok.to_str(pretty=True))
     config = dict(CONFIG, vocab_size=tok.get_vocab_size())
-    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    write_atomically(str(out / "config.json"), json.dumps(config, indent=2) + "\n")
     hparams = {"encoder_model": "XLM-RoBERTa", "pretrained_model": str(out.resolve()), "hidden_sizes": [48, 24],
                "activations": "Tanh", "final_activation": None, "dropout": 0.1, "batch_size": 4,
                **FAMILIES[family]}
@@ -85,16 +87,17 @@ def build(out: Path, family: str = "regression", texts: Optional[Sequence[str]] 
         for prefix, module in (("encoder.model.", encoder), ("", head)):
             for key, value in module.state_dict().items():
                 state[prefix + key] = value.normal_(0.0, 0.5).clone()
-    (out / "checkpoints").mkdir(exist_ok=True)
     saved = {k: v for k, v in hparams.items() if k != "class_identifier"}
+    buffer = io.BytesIO()
     torch.save({"state_dict": state, "hyper_parameters": saved, "hparams_name": "kwargs", "epoch": 0,
-                "global_step": 0, "pytorch-lightning_version": "2.6.6"}, out / "checkpoints" / "model.ckpt")
-    (out / "hparams.yaml").write_text(yaml.safe_dump(hparams, sort_keys=True), encoding="utf-8")
+                "global_step": 0, "pytorch-lightning_version": "2.6.6"}, buffer)
+    write_atomically(str(out / "checkpoints" / "model.ckpt"), buffer.getvalue())
+    write_atomically(str(out / "hparams.yaml"), yaml.safe_dump(hparams, sort_keys=True))
     return out
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evalpipe.evaluators.neural.tiny", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evalpipe.tiny_comet", description=__doc__.split("\n")[0])
     parser.add_argument("out", help="the folder to write")
     parser.add_argument("--family", choices=sorted(FAMILIES), default="regression")
     parser.add_argument("--text", action="append", help="a text file to train the tokenizer on (repeat); "
