@@ -37,6 +37,13 @@ set_options = stacked([
     opt.language_pair("language pair, e.g. en-de", required=True),
 ])
 
+pooled_set_options = stacked([
+    root_option,
+    click.option("--test-set", "test_set", required=True, help="test set name, e.g. wmt21.news"),
+    opt.language_pair("language pair, e.g. en-de; several separated by commas (en-de,zh-en) pool system-level "
+                      "accuracy over them (MTME's global accuracy, --statistic accuracy)", required=True, several=True),
+])
+
 #: flags of earlier releases, accepted for one more release with a warning
 ALIASES = {"--lp": "--language-pair"}
 corr_options = stacked([
@@ -342,7 +349,7 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
 
 
 @meta_eval_group.command("matrix", aliases=ALIASES)
-@set_options
+@pooled_set_options
 @corr_options
 @opt.metrics("metrics to rank: several after one flag, repeated or comma-separated (default: all at the level)",
              any_word=True)
@@ -362,6 +369,9 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
     from evalpipe.meta.significance import significance_matrix
 
     check_rules(RULES["matrix"])
+    if "," in language_pair:
+        return _pooled_matrix(root, test_set, language_pair, human, level, average, statistic, include_human, fmt,
+                              min_systems, metric_names, trials, seed, mode, k_block, threshold, report_file)
     evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
     names = [n for value in metric_names for n in value.split(",") if n] or \
@@ -385,6 +395,57 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
         from evalpipe.report import page
 
         write_atomically(report_file, page.meta_report(result))
+    rows = zip(result["ranks"], result["metrics"], result["correlations"])
+    click.echo(json.dumps(result, indent=1) if fmt == "json" else
+               "\n".join(f"{rank:>3}  {name:<30} {corr:.4f}" for rank, name, corr in rows))
+
+
+def _pooled_matrix(root, test_set, language_pair, human, level, average, statistic, include_human, fmt, min_systems,
+                   metric_names, trials, seed, mode, k_block, threshold, report_file) -> None:
+    """``-l en-de,zh-en``: system-level accuracy pooled over the language pairs (MTME's global accuracy)."""
+    from evalpipe.meta.pooled import Part, significance_matrix
+
+    typed = given_flags(click.get_current_context())
+    if statistic != "accuracy" or (level or "sys") != "sys":
+        raise UsageError("several language pairs (-l en-de,zh-en) pool system-level pairwise accuracy (MTME's global "
+                         "accuracy): give --statistic accuracy at --level sys")
+    if "--average" in typed:
+        raise UsageError("--average and several language pairs cannot go together: pooled accuracy counts the "
+                         "system pairs of every language pair at once")
+    if report_file:
+        raise UsageError("--report shows one language pair's scatter plots; pooled accuracy has none yet: give no "
+                         "--report with several language pairs")
+    lps = [lp.strip() for lp in language_pair.split(",")]
+    if len(set(lps)) < len(lps) or not all(lps):
+        raise UsageError(f"-l: expected distinct language pairs separated by commas, got {language_pair!r}")
+    names = [n for value in metric_names for n in value.split(",") if n]
+    sets = [EvalSet(root, test_set, lp) for lp in lps]
+    if not names:
+        names = sorted(set.intersection(*({m for m in e.metric_names if m in e.scores["sys"]} for e in sets)))
+        if not names:
+            raise UsageError(f"no metric has system scores in every language pair of {', '.join(lps)}")
+    parts, vectors, systems = [], {n: [] for n in names}, {}
+    for lp, evs in zip(lps, sets):
+        tables = {}
+        for n in names:
+            scores = evs.Scores("sys", n)
+            if scores is None:
+                raise UsageError(f"metric {n!r} has no system scores in {lp} ({evs.dir}): a pooled task needs every "
+                                 f"metric in every language pair")
+            tables[n] = scores
+        common = set.intersection(*(set(t) for t in tables.values()))
+        chosen, gold = _vectors(evs, human, "sys", {s: None for s in common}, include_human, _used_refs(evs, *names),
+                                min_systems)
+        parts.append(Part(lp, gold))
+        systems[lp] = chosen
+        for n, t in tables.items():
+            vectors[n] += [t[s][0] for s in chosen]
+    k_block = k_block or MTME_K_BLOCK
+    result = significance_matrix(parts, vectors, k=trials, seed=seed, mode=mode, threshold=threshold,
+                                 block_size=k_block)
+    result.update(test_set=test_set, lp=language_pair, language_pairs=lps, human=human, level="sys",
+                  statistic="accuracy", pooled=True, threshold=threshold, trials=trials, k_block=k_block,
+                  systems=systems)
     rows = zip(result["ranks"], result["metrics"], result["correlations"])
     click.echo(json.dumps(result, indent=1) if fmt == "json" else
                "\n".join(f"{rank:>3}  {name:<30} {corr:.4f}" for rank, name, corr in rows))

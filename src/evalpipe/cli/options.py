@@ -63,15 +63,26 @@ def ref(help: str = "the reference file", required: bool = False) -> Decorator:
                         type=click.Path(dir_okay=False, exists=True), help=help)
 
 
-def language_pair(help: str = "source-target language pair, e.g. en-de (sacrebleu's -l)", required: bool = False
-                  ) -> Decorator:
-    return click.option("-l", "--language-pair", "language_pair", required=required, metavar="SRC-TGT",
-                        callback=_check_pair, help=help)
+def language_pair(help: str = "source-target language pair, e.g. en-de (sacrebleu's -l)", required: bool = False,
+                  several: bool = False) -> Decorator:
+    """``-l SRC-TGT``; ``several``: also ``SRC-TGT,SRC-TGT,...`` (a task pooled over language pairs)."""
+    return click.option("-l", "--language-pair", "language_pair", required=required,
+                        metavar="SRC-TGT[,SRC-TGT...]" if several else "SRC-TGT",
+                        callback=_check_pairs if several else _check_pair, help=help)
 
 
 def _check_pair(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if value is not None and (value.count("-") != 1 or not all(value.split("-"))):
         raise click.BadParameter(f"expected SRC-TGT such as en-de, got {value!r}")
+    return value
+
+
+def _check_pairs(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None:
+        for part in value.split(","):
+            if part.count("-") != 1 or not all(part.split("-")):
+                raise click.BadParameter(f"expected SRC-TGT such as en-de, or several separated by commas "
+                                         f"(en-de,zh-en), got {value!r}")
     return value
 
 
