@@ -76,3 +76,57 @@ def test_correlate_spa_through_the_command_line(tmp_path):
     refused = subprocess.run([evalpipe, "meta-eval", "correlate", *base, "--spa", "--average", "item", "--scores",
                               str(scores)], capture_output=True, text=True, timeout=120, env=env)
     assert refused.returncode == 2 and "--spa and --average cannot go together" in refused.stderr
+
+
+MATRIX = json.loads((Path(__file__).parent / "data" / "mtme_spa_matrix_expected.json").read_text())
+
+
+@pytest.mark.parametrize("run", MATRIX["runs"], ids=lambda r: f"k{r['k']}")
+def test_the_significance_matrix_in_mtme_mode_is_mtmes(run):
+    """MTME's ``CompareMetricsWithPairwiseConfidenceError`` (recorded by tests/data/make_mtme_spa_matrix_expected.py on
+    the subset's segment-level chrF, BLEU, chrF++ and negated TER): the same order, SPA values, p-values and ranks."""
+    from evalpipe.meta.spa import significance_matrix
+
+    got = significance_matrix(MATRIX["gold"], MATRIX["metrics"], MATRIX["num_sys"], k=run["k"], seed=MATRIX["seed"],
+                              mode="mtme", block_size=run["block_size"])
+    assert got["metrics"] == run["order"]
+    assert got["correlations"] == run["values"]
+    assert got["matrix"] == run["matrix"]
+    assert got["ranks"] == run["ranks"]
+
+
+def test_the_fast_mode_agrees_in_distribution():
+    """The fast mode draws other coins (a block of trials at once): over 3,000 trials its p-values are within 0.06 of
+    MTME's at k = 1000, whose standard error is at most 0.016 (p near 0.5; the fast mode's over 3,000 trials 0.009):
+    over three standard errors of the difference; the same clusters."""
+    from evalpipe.meta.spa import significance_matrix
+
+    run = next(r for r in MATRIX["runs"] if r["k"] == 1000)
+    got = significance_matrix(MATRIX["gold"], MATRIX["metrics"], MATRIX["num_sys"], k=3000, seed=2, mode="fast",
+                              block_size=3000)
+    assert got["metrics"] == run["order"] and got["ranks"] == run["ranks"]
+    assert np.abs(np.array(got["matrix"]) - np.array(run["matrix"])).max() < 0.06
+
+
+def test_meta_eval_matrix_spa_through_the_command(tmp_path):
+    import shutil
+    import subprocess
+
+    from conftest import child_env, script
+
+    shutil.copytree(Path(__file__).parent / "data" / "wmt21.news", tmp_path / "wmt21.news")
+    base = [script("evalpipe"), "meta-eval"]
+    common = ["--root", str(tmp_path), "--test-set", "wmt21.news", "-l", "en-de"]
+    for metric in ("chrf", "bleu"):
+        done = subprocess.run([*base, "add-metric", metric, *common, "-r", "refA"], capture_output=True, text=True,
+                              env=child_env(), timeout=300)
+        assert done.returncode == 0, done.stderr
+    done = subprocess.run([*base, "matrix", *common, "--spa", "-m", "chrf-refA", "bleu-refA", "-k", "100", "-f",
+                           "json"], capture_output=True, text=True, env=child_env(), timeout=300)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["statistic"] == "spa" and doc["level"] == "seg" and sorted(doc["metrics"]) == ["bleu-refA", "chrf-refA"]
+    for extra, needle in ((["--statistic", "kendall"], "--spa"), (["--level", "sys"], "--level sys")):
+        bad = subprocess.run([*base, "matrix", *common, "--spa", "-m", "chrf-refA", "bleu-refA", *extra],
+                             capture_output=True, text=True, env=child_env(), timeout=300)
+        assert bad.returncode == 2 and needle in bad.stderr and "Traceback" not in bad.stderr, bad.stderr

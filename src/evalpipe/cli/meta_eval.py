@@ -91,6 +91,10 @@ def _rules(command: str) -> Rules:
                                 (F("--spa"), F("--statistic"), "SPA is its own statistic"),
                                 (F("--spa"), F("--average"), "SPA compares systems over all segments at once")),
                      requires=tuple(requires))
+    if command == "matrix":
+        return Rules(conflicts=((F("--spa"), F("--statistic"), "SPA is its own statistic"),
+                                (F("--spa"), F("--average"), "SPA compares systems over all segments at once")),
+                     requires=tuple(requires))
     return Rules(requires=tuple(requires))
 
 
@@ -359,9 +363,12 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
 @K_BLOCK
 @click.option("--threshold", type=float, default=0.05, show_default=True,
               help="p-value below which two metrics are in different significance clusters")
+@click.option("--spa", is_flag=True,
+              help="rank by soft pairwise accuracy (MTME's pce tasks: segment-level scores, SPA per metric, MTME's "
+                   "permutation test with SPA as the statistic)")
 @opt.report()
 def matrix_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
-                   fmt, min_systems, metric_names, trials, seed, mode, k_block, threshold, report_file):
+                   fmt, min_systems, metric_names, trials, seed, mode, k_block, threshold, spa, report_file):
     """Rank metrics by correlation with significance clusters (MTME's --matrix).
 
     The JSON holds the ranking, the p-value matrix and the settings; at the system level also every
@@ -369,11 +376,18 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
     from evalpipe.meta.significance import significance_matrix
 
     check_rules(RULES["matrix"])
+    if spa:
+        if "," in language_pair:
+            raise UsageError("--spa and several language pairs cannot go together: SPA is computed per language pair")
+        if level not in (None, "seg"):
+            raise UsageError(f"--spa reads segment-level scores (MTME's pce tasks): --level {level} cannot go with it")
+        if report_file:
+            raise UsageError("--report shows system-level scatter plots; SPA's matrix has none yet: give no --report")
     if "," in language_pair:
         return _pooled_matrix(root, test_set, language_pair, human, level, average, statistic, include_human, fmt,
                               min_systems, metric_names, trials, seed, mode, k_block, threshold, report_file)
     evs = EvalSet(root, test_set, language_pair)
-    level = level or "sys"
+    level = level or ("seg" if spa else "sys")
     names = [n for value in metric_names for n in value.split(",") if n] or \
         sorted(m for m in evs.metric_names if m in evs.scores[level])
     if not names:
@@ -384,8 +398,16 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
                              min_systems)
     vectors = {n: [v for s in systems for v in t[s]] for n, t in tables.items()}
     k_block = k_block or MTME_K_BLOCK
-    result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
-                                 threshold=threshold, block_size=k_block, **_stat_options(statistic, variant, epsilon))
+    if spa:
+        from evalpipe.meta import spa as soft
+
+        result = soft.significance_matrix(gold, vectors, len(systems), k=trials, seed=seed, mode=mode,
+                                          threshold=threshold, block_size=k_block)
+        statistic, average = "spa", "none"
+    else:
+        result = significance_matrix(gold, vectors, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
+                                     threshold=threshold, block_size=k_block,
+                                     **_stat_options(statistic, variant, epsilon))
     result.update(test_set=test_set, lp=language_pair, human=human, level=level, statistic=statistic, average_by=average,
                   threshold=threshold, trials=trials, k_block=k_block, systems=systems,
                   **({"human_scores": gold, "metric_scores": vectors} if level == "sys" else {}))
