@@ -103,7 +103,8 @@ def models(comet_python, tmp_path_factory):
 
 #: model -> (plugin, uses a reference)
 FAMILIES = {"regression": ("comet", True), "regression-softmax": ("comet", True), "regression-cls": ("comet", True),
-            "referenceless": ("cometkiwi", False), "unified-kiwi": ("cometkiwi", False), "unified-ref": ("comet", True)}
+            "referenceless": ("cometkiwi", False), "unified-kiwi": ("cometkiwi", False), "unified-ref": ("comet", True),
+            "xl-kiwi": ("cometkiwi", False), "xl-regression": ("comet", True), "xcomet": ("comet", True)}
 
 
 @pytest.fixture(scope="session")
@@ -118,9 +119,10 @@ def predictions(comet_python, models, corpus, tmp_path_factory):
     jobs = [{"model": str(models[name]), "samples": str(with_ref if uses_ref else without)}
             for name, (_, uses_ref) in FAMILIES.items()]
     jobs.append({"model": str(models["unified-ref"]), "samples": str(without)})
+    jobs.append({"model": str(models["xcomet"]), "samples": str(without)})
     got = anchor(comet_python, str(ANCHORS / "comet_models.py"), "predict", _jobs(folder, jobs))
     out = {name: got[i] for i, name in enumerate(FAMILIES)}
-    out["unified-ref/qe"] = got[-1]
+    out["unified-ref/qe"], out["xcomet/qe"] = got[-2], got[-1]
     return out
 
 
@@ -130,7 +132,7 @@ def _jobs(folder: Path, jobs: list) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("name", list(FAMILIES) + ["unified-ref/qe"])
+@pytest.mark.parametrize("name", list(FAMILIES) + ["unified-ref/qe", "xcomet/qe"])
 def test_segment_and_system_scores_equal_unbabel_comet(models, predictions, corpus, name):
     family = name.split("/")[0]
     plugin, uses_ref = FAMILIES[family]
@@ -297,7 +299,8 @@ def test_mbr_over_the_protocol_takes_the_source(models):
 @pytest.mark.parametrize("broken, needle", [
     ("no-hparams", "hparams.yaml is missing"), ("no-ckpt", "model.ckpt is missing"),
     ("no-tokenizer", "tokenizer.json are not in"), ("ranking", "'ranking_metric' is not a family scored here"),
-    ("xcomet", "'xcomet_metric' is not a family scored here"), ("garbage-ckpt", "not a torch checkpoint"),
+    ("xcomet", "cannot build the model: ValueError: word_layer"), ("rembert", "'RemBERT' is not implemented here"),
+    ("garbage-ckpt", "not a torch checkpoint"),
     ("wrong-shape", "has shape")])
 def test_a_broken_model_folder_is_one_line(tmp_path, broken, needle):
     from evalpipe import tiny_comet as tiny
@@ -312,6 +315,12 @@ def test_a_broken_model_folder_is_one_line(tmp_path, broken, needle):
     elif broken in ("ranking", "xcomet"):
         text = (folder / "hparams.yaml").read_text()
         (folder / "hparams.yaml").write_text(text.replace("regression_metric", f"{broken}_metric"))
+    elif broken == "rembert":
+        import torch
+
+        data = torch.load(folder / "checkpoints" / "model.ckpt", weights_only=True)
+        data["hyper_parameters"]["encoder_model"] = "RemBERT"
+        torch.save(data, folder / "checkpoints" / "model.ckpt")
     elif broken == "garbage-ckpt":
         (folder / "checkpoints" / "model.ckpt").write_bytes(b"not a checkpoint")
     else:
@@ -344,10 +353,10 @@ def test_a_gpu_out_of_memory_halves_the_batch_then_is_one_line(tmp_path, monkeyp
     real = model._batch
     limit = {"size": 4}
 
-    def small(batch):
+    def small(batch, mt_lens=None):
         if len(batch) > limit["size"]:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(batch)
+        return real(batch, mt_lens)
 
     monkeypatch.setattr(model, "_batch", small)
     got = model.score(texts, texts[::-1], texts)

@@ -18,8 +18,9 @@ from evalpipe.errors import InputError, MissingDependency
 #: the families scored here: unbabel-comet's class_identifier -> what users call it
 FAMILIES = {"regression_metric": "RegressionMetric (wmt22-comet-da, wmt20-comet-da)",
             "referenceless_regression_metric": "ReferencelessRegression (wmt20/21 comet-qe)",
-            "unified_metric": "UnifiedMetric (wmt22-cometkiwi-da)"}
-ENCODERS = ("XLM-RoBERTa",)
+            "unified_metric": "UnifiedMetric (wmt22-cometkiwi-da, wmt23-cometkiwi-da-xl/xxl)",
+            "xcomet_metric": "XCOMETMetric (XCOMET-XL, XCOMET-XXL; scores, not the error spans)"}
+ENCODERS = ("XLM-RoBERTa", "XLM-RoBERTa-XL")
 LAYOUT = ("a COMET model folder holds hparams.yaml, checkpoints/model.ckpt and the encoder's config.json and "
           "tokenizer.json (docs/neural.md says how to fetch them)")
 

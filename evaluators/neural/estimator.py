@@ -8,6 +8,8 @@
   ``</s>`` included), ``max``, ``cls`` (position 0 of the mix) or ``default`` (position 0 of the last layer).
 * The estimator: ``Linear, activation, Dropout`` per hidden size, then ``Linear`` to one score and the optional final
   activation; the same ``nn.Sequential`` indices as COMET's ``FeedForward`` (``estimator.ff.N``).
+* xCOMET (``XCOMETMetric``) is a unified model with a token tagger (``hidden2tag``): its score adds an MQM score
+  of the error spans the tags give (:mod:`.scorer` decodes them as unbabel-comet does).
 * Its input: ``RegressionMetric`` ``[mt, ref, mt*ref, |mt-ref|, mt*src, |mt-src|]``; ``ReferencelessRegression``
   ``[mt, src, mt*src, |mt-src|]``; ``UnifiedMetric`` the position-0 vector of the mix over one joint sequence
   ``<s> mt </s></s> src </s>`` (and ``ref``), its score the mean of ``[mt;src]``, ``[mt;ref]``, ``[mt;src;ref]`` when
@@ -86,24 +88,36 @@ class Head(nn.Module):
     def __init__(self, family: str, hp: Dict[str, Any], hidden: int, num_layers: int) -> None:
         super().__init__()
         self.family = family
-        layer: Union[str, int] = hp.get("sent_layer" if family == "unified_metric" else "layer", "mix")
-        transformation = hp.get("layer_transformation", "sparsemax" if family == "unified_metric" else "softmax")
+        joint = family in ("unified_metric", "xcomet_metric")
+        layer: Union[str, int] = hp.get("sent_layer" if joint else "layer", "mix")
+        transformation = hp.get("layer_transformation", "sparsemax" if joint else "softmax")
         if transformation == "sparsemax_patch":
             transformation = "softmax"
         if transformation not in ("softmax", "sparsemax"):
             raise ValueError(f"layer_transformation {transformation!r} (softmax or sparsemax)")
         self.layer = layer
         if layer == "mix":
-            self.layerwise_attention = LayerMix(num_layers, bool(hp.get("layer_norm", True)), transformation)
+            self.layerwise_attention = LayerMix(num_layers, bool(hp.get("layer_norm", family != "xcomet_metric")),
+                                                transformation)
         elif not (isinstance(layer, int) and 0 <= layer < num_layers):
             raise ValueError(f"layer {layer!r} (mix or 0 to {num_layers - 1})")
-        self.pool_kind = "cls" if family == "unified_metric" else hp.get("pool", "avg")
+        self.pool_kind = "cls" if joint else hp.get("pool", "avg")
         if self.pool_kind not in ("avg", "max", "cls", "default"):
             raise ValueError(f"pool {self.pool_kind!r} (avg, max, cls or default)")
-        width = {"regression_metric": 6, "referenceless_regression_metric": 4, "unified_metric": 1}[family]
+        width = {"regression_metric": 6, "referenceless_regression_metric": 4, "unified_metric": 1,
+                 "xcomet_metric": 1}[family]
         self.estimator = nn.Module()
         self.estimator.ff = feed_forward(hidden * width, hp.get("hidden_sizes", [3072, 1024]),
                                          hp.get("activations", "Tanh"), hp.get("final_activation"))
+        self.word_layer = None
+        if family == "xcomet_metric":  # token tags: O, I-minor, I-major, I-critical, from one hidden state
+            labels = hp.get("error_labels", ["minor", "major", "critical"])
+            if list(labels) != ["minor", "major", "critical"]:
+                raise ValueError(f"error_labels {labels!r} (xCOMET's are minor, major, critical)")
+            self.word_layer = hp.get("word_layer", 36)
+            if not (isinstance(self.word_layer, int) and 0 <= self.word_layer < num_layers):
+                raise ValueError(f"word_layer {self.word_layer!r} (0 to {num_layers - 1})")
+            self.hidden2tag = nn.Linear(hidden, 4)
 
     def pool(self, states: List[torch.Tensor], input_ids: torch.Tensor, mask: torch.Tensor,
              padding_idx: int) -> torch.Tensor:
@@ -117,6 +131,11 @@ class Head(nn.Module):
             return mixed.float().masked_fill(pad, float("-inf")).max(dim=1)[0]
         summed = mixed.float().masked_fill(pad, 0.0).sum(1)
         return summed / mask.unsqueeze(-1).expand(mixed.size()).float().sum(1)
+
+    def tag_probabilities(self, states: List[torch.Tensor]) -> torch.Tensor:
+        """xCOMET: each token's probabilities of O, I-minor, I-major, I-critical (softmax of ``hidden2tag`` over the
+        ``word_layer`` hidden state)."""
+        return torch.softmax(self.hidden2tag(states[self.word_layer]), dim=2)
 
     def estimate(self, mt: torch.Tensor, src: Optional[torch.Tensor] = None,
                  ref: Optional[torch.Tensor] = None) -> torch.Tensor:

@@ -30,10 +30,6 @@ from evalpipe.evaluators.neural.checkpoint import ModelFiles, locate
 
 log = logging.getLogger("evalpipe.comet")
 
-#: state-dict entries a checkpoint may carry that scoring does not read
-_UNUSED = ("encoder.model.embeddings.position_ids", "layerwise_attention.dropout_mask", "layerwise_attention.dropout_fill",
-           "hidden2tag.")
-
 
 def _torch():
     try:
@@ -62,13 +58,15 @@ class CometModel:
         self.files = files
         self.family = files.family
         segments = files.hparams.get("input_segments", ["mt", "src", "ref"])
-        self.reads_reference = self.family == "regression_metric" or (
-            self.family == "unified_metric" and "ref" in segments)
+        if self.family == "xcomet_metric":
+            segments = ["mt", "src", "ref"]  # as XCOMETMetric sets them
+        self.joint_input = self.family in ("unified_metric", "xcomet_metric")
+        self.reads_reference = self.family == "regression_metric" or (self.joint_input and "ref" in segments)
         self.needs_reference = self.family == "regression_metric"
         self.unified_reads_source = "src" in segments
         try:
             check_config(files.config, str(files.tokenizer.parent / "config.json"))
-            self.encoder = XLMREncoder(files.config)
+            self.encoder = XLMREncoder(files.config, xl=files.hparams.get("encoder_model") == "XLM-RoBERTa-XL")
             self.head = Head(files.family, files.hparams, self.encoder.hidden_size, self.encoder.num_layers)
         except (KeyError, ValueError, TypeError) as exc:
             raise InputError(f"cannot build the model: {type(exc).__name__}: {exc}", str(files.folder)) from None
@@ -104,7 +102,7 @@ class CometModel:
         for key, value in state.items():
             if key.startswith("encoder.model."):
                 enc[key[len("encoder.model."):]] = value
-            elif key.startswith(("layerwise_attention.", "estimator.")):
+            elif key.startswith(("layerwise_attention.", "estimator.", "hidden2tag.")):
                 head[key] = value
         for module, part in ((self.encoder, enc), (self.head, head)):
             wanted = module.state_dict()
@@ -142,8 +140,9 @@ class CometModel:
         return seq
 
     # -- encoding -----------------------------------------------------------------------------
-    def _run(self, sequences: List[List[int]]):
-        """Position-pooled vectors of token sequences (one tensor row each), in length-sorted batches."""
+    def _run(self, sequences: List[List[int]], mt_lens: Optional[List[int]] = None):
+        """Position-pooled vectors of token sequences (one tensor row each), in length-sorted batches; for xCOMET
+        ``(vector, tag probabilities of the first mt_lens[i] tokens)``."""
         torch = _torch()
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         out = [None] * len(sequences)
@@ -152,7 +151,8 @@ class CometModel:
         while start < len(order):
             chunk = order[start:start + size]
             try:
-                vectors = self._batch([sequences[i] for i in chunk])
+                vectors = self._batch([sequences[i] for i in chunk], None if mt_lens is None else
+                                      [mt_lens[i] for i in chunk])
             except torch.cuda.OutOfMemoryError:
                 torch.cuda.empty_cache()
                 if size == 1:
@@ -165,7 +165,7 @@ class CometModel:
             start += len(chunk)
         return out
 
-    def _batch(self, batch: List[List[int]]):
+    def _batch(self, batch: List[List[int]], mt_lens: Optional[List[int]] = None):
         torch = _torch()
         import time
 
@@ -179,8 +179,11 @@ class CometModel:
         with torch.inference_mode():
             states = self.encoder(ids, mask)
             vectors = self.head.pool(states, ids, mask, self.pad)
+            tags = self.head.tag_probabilities(states) if mt_lens is not None else None
         self.timings["encode"] += time.perf_counter() - start
-        return list(vectors.unbind(0))
+        if tags is None:
+            return list(vectors.unbind(0))
+        return [(v, t[:n]) for v, t, n in zip(vectors.unbind(0), tags.unbind(0), mt_lens)]
 
     def embed(self, texts: Sequence[str]):
         """Sentence vectors of ``texts`` (regression families), each distinct text encoded once (LRU cached)."""
@@ -251,7 +254,7 @@ class CometModel:
         return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
 
     def _score_chunk(self, src: Sequence[str], mt: Sequence[str], ref: Optional[Sequence[str]]) -> np.ndarray:
-        if self.family != "unified_metric":
+        if not self.joint_input:
             vectors, index = self.table([*mt, *src, *(ref or [])])
             rows = (lambda texts: [index[t] for t in texts])
             return self.estimate(vectors, rows(mt), rows(src),
@@ -269,21 +272,64 @@ class CometModel:
         distinct = list(dict.fromkeys(rows))
         found = self._cached(distinct)
         todo = [r for r in distinct if r not in found]
+        xcomet = self.family == "xcomet_metric"
         if todo:
             words = sorted({text for r in todo for _, text in r})
             ids = dict(zip(words, self.tokens(words)))
             sequences = [self.joint([ids[text] for _, text in r]) for r in todo]
-            for r, vector in zip(todo, self._run(sequences)):
+            mt_lens = [min(len(ids[r[0][1]]), len(q)) for r, q in zip(todo, sequences)] if xcomet else None
+            for r, vector in zip(todo, self._run(sequences, mt_lens)):
                 found[r] = vector
                 self._remember(r, vector)
         torch = _torch()
-        vectors = torch.stack([found[r] for r in distinct])
+        vectors = torch.stack([found[r][0] if xcomet else found[r] for r in distinct])
         scores = self.estimate(vectors, range(len(distinct)))
         where = {r: i for i, r in enumerate(distinct)}
         per_layout = np.array([scores[where[r]] for r in rows], dtype=np.float32).reshape(len(layouts), len(mt))
+        if xcomet:
+            return self._xcomet_scores(per_layout, [[found[rows[k * len(mt) + i]][1] for k in range(len(layouts))]
+                                                    for i in range(len(mt))])
         if len(layouts) == 1:
             return per_layout[0]
         return torch.from_numpy(per_layout).mean(dim=0).numpy()
+
+    #: xCOMET's weights: the regression scores of [mt;src], [mt;ref], [mt;src;ref], then the MQM score of the spans
+    XCOMET_SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)
+    #: and of each input's tag probabilities
+    XCOMET_SPAN_WEIGHTS = (0.1667, 0.3333, 0.5)
+
+    def _xcomet_scores(self, per_layout: np.ndarray, probabilities: List[List[object]]) -> np.ndarray:
+        """XCOMETMetric's ``predict_step``: each input's regression score capped at 1, weighted, plus 0.22 x the MQM
+        score of the error spans decoded from the tag probabilities (weighted over the inputs; a token's tag is the
+        most probable one; a span is a run of I- tags, of its first token's severity, counted when an O ends it;
+        minor 1, major 5, critical 10, at most 25, scaled to (25 - sum) / 25)."""
+        torch = _torch()
+        three = per_layout.shape[0] == 3
+        regression = torch.from_numpy(per_layout)
+        mqm = []
+        for parts in probabilities:
+            if three:
+                weights = torch.tensor(self.XCOMET_SPAN_WEIGHTS)
+                probs = torch.sum(torch.stack([p * w for p, w in zip(parts, weights)]), dim=0)
+            else:
+                probs = parts[0]
+            labels = torch.topk(probs, 1).indices[:, 0].tolist()
+            total, in_span, severity = 0, False, 0
+            for label in labels:
+                if label and not in_span:
+                    in_span, severity = True, label
+                elif not label and in_span:
+                    total += (0, 1, 5, 10)[severity]
+                    in_span = False
+            mqm.append(min(total, 25))
+        mqm_scores = (torch.tensor(mqm) * -1 + 25) / 25
+        capped = torch.where(regression > 1.0, 1.0, regression)
+        w = self.XCOMET_SCORE_WEIGHTS
+        if three:
+            final = torch.stack([c * wk for c, wk in zip(capped, w[:3])], dim=0).sum(dim=0) + mqm_scores * w[3]
+        else:
+            final = capped[0] * sum(w[:3]) + mqm_scores * w[3]
+        return final.float().numpy()
 
     # -- MBR ------------------------------------------------------------------------------------
     def mbr_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]],

@@ -3,7 +3,8 @@
 ``build OUT TEXT`` trains a sentencepiece unigram model on TEXT (relative paths, so the file is the same on every
 run), writes an XLM-R tokenizer (``XLMRobertaTokenizerFast``, ``tokenizer.json`` included) and a 2-layer XLM-R
 configuration (hidden size 32) into OUT/encoder, then builds one model per family with unbabel-comet's own classes,
-random weights from a fixed seed (every parameter redrawn from N(0, 0.2) so scores spread), and saves each as
+random weights from a fixed seed (every parameter redrawn from N(0, 0.2) so scores spread) -- two of them on a
+2-layer XLM-R XL configuration (OUT/encoder-xl: pre-norm, CometKiwi 23 XL's and xCOMET's encoder) -- and saves each as
 unbabel-comet loads it: ``OUT/NAME/hparams.yaml`` and ``OUT/NAME/checkpoints/model.ckpt`` (a Lightning checkpoint
 written by ``Trainer.save_checkpoint``).  It prints the names built, as JSON.
 
@@ -24,6 +25,13 @@ FAMILIES = {
     "referenceless": ("ReferencelessRegression", {"layer_transformation": "softmax", "layer_norm": True}),
     "unified-kiwi": ("UnifiedMetric", {"input_segments": ["mt", "src"], "layer_transformation": "sparsemax"}),
     "unified-ref": ("UnifiedMetric", {"input_segments": ["mt", "src", "ref"], "layer_transformation": "softmax"}),
+    # XLM-R XL encoders (CometKiwi 23 XL/XXL's and xCOMET's layout), pre-norm
+    "xl-kiwi": ("UnifiedMetric", {"input_segments": ["mt", "src"], "layer_transformation": "sparsemax",
+                                  "encoder_model": "XLM-RoBERTa-XL"}),
+    "xl-regression": ("RegressionMetric", {"layer_transformation": "softmax", "layer_norm": True,
+                                           "encoder_model": "XLM-RoBERTa-XL"}),
+    # xCOMET: a unified model with a token tagger on the last hidden state; its score adds the MQM of the spans
+    "xcomet": ("XCOMETMetric", {"word_layer": 2, "encoder_model": "XLM-RoBERTa-XL"}),
 }
 
 
@@ -47,17 +55,28 @@ def build(out: Path, text: Path) -> None:
     XLMRobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                      intermediate_size=64, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1,
                      bos_token_id=0, eos_token_id=2).save_pretrained(str(encoder))
+    from transformers import XLMRobertaXLConfig
+
+    xl = out / "encoder-xl"
+    tokenizer.save_pretrained(str(xl))
+    XLMRobertaXLConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                       intermediate_size=64, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1,
+                       bos_token_id=0, eos_token_id=2).save_pretrained(str(xl))
     import comet.models as models
     import pytorch_lightning as ptl
     from pytorch_lightning.core.saving import save_hparams_to_yaml
 
     for seed, (name, (cls, kwargs)) in enumerate(FAMILIES.items()):
         torch.manual_seed(seed + 1)
-        model = getattr(models, cls)(pretrained_model=str(encoder.resolve()), load_pretrained_weights=False,
+        place = xl if kwargs.get("encoder_model") == "XLM-RoBERTa-XL" else encoder
+        model = getattr(models, cls)(pretrained_model=str(place.resolve()), load_pretrained_weights=False,
                                      hidden_sizes=[48, 24], nr_frozen_epochs=0, **kwargs)
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 0.2)
+            if hasattr(model, "hidden2tag"):  # larger tagger weights: tags change from token to token, spans close
+                model.hidden2tag.weight.normal_(0.0, 1.0)
+                model.hidden2tag.bias.zero_()
         folder = out / name
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
         trainer = ptl.Trainer(accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
