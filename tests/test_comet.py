@@ -384,3 +384,32 @@ def test_a_call_larger_than_the_vector_cache_scores_the_same(tmp_path, family):
     assert np.abs(small.score(src, mt, ref) - want).max() < TOL
     assert np.abs(small.score(src, mt, ref) - want).max() < TOL  # again, from a cache holding the last 16
     assert len(small._cache) == 16
+
+
+def test_meta_eval_add_metric_reads_the_test_sets_sources(tmp_path):
+    """``meta-eval add-metric comet -o model=DIR -r refA``: the test set's sources, each system's segment scores as the
+    metric gives them (equal to unbabel-comet: the tests above) and their mean; cometkiwi writes NAME-src files."""
+    import shutil
+
+    from evalpipe import tiny_comet as tiny
+    from evalpipe.meta.evalset import EvalSet
+
+    shutil.copytree(DATA / "wmt21.news", tmp_path / "wmt21.news")
+    model = tiny.build(tmp_path / "m", "regression")
+    kiwi = tiny.build(tmp_path / "k", "unified")
+    common = ["--root", str(tmp_path), "--test-set", "wmt21.news", "-l", "en-de"]
+    for args in (["comet", "-r", "refA", "-o", f"model={model}"], ["cometkiwi", "-o", f"model={kiwi}"]):
+        done = subprocess.run([script("evalpipe"), "meta-eval", "add-metric", args[0], *common, *args[1:]],
+                              capture_output=True, text=True, env=child_env(), timeout=600)
+        assert done.returncode == 0, done.stderr
+    evs = EvalSet(str(tmp_path), "wmt21.news", "en-de")
+    metric = load_metric("comet", model=str(model))
+    seg = evs.Scores("seg", "comet-refA")
+    system = sorted(seg)[0]
+    want = metric.score_rows(evs.src, evs.sys_outputs[system], evs.refs["refA"])
+    assert np.abs(np.array(seg[system]) - want).max() < TOL
+    assert evs.Scores("sys", "comet-refA")[system][0] == pytest.approx(float(np.mean(seg[system])), abs=1e-9)
+    assert evs.Scores("sys", "cometkiwi-src") is not None and "refA" not in evs.Scores("seg", "comet-refA")
+    bad = subprocess.run([script("evalpipe"), "meta-eval", "add-metric", "cometkiwi", *common, "-r", "refA", "-o",
+                          f"model={kiwi}"], capture_output=True, text=True, env=child_env(), timeout=300)
+    assert bad.returncode == 2 and "give no -r" in bad.stderr

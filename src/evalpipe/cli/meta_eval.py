@@ -510,6 +510,14 @@ def add_metric_command(root, test_set, language_pair, metric, refs, options, nam
             click.echo(f"{level}\t{path}")
         return
     (spec,) = metric_specs([metric], parse_key_values(options))
+    built = spec.build()
+    if getattr(built, "reads_source", False):
+        typed = given_flags(click.get_current_context())
+        if "--engine" in typed or workers:
+            raise UsageError(f"--engine/--workers and {metric} cannot go together: the model runs in this process on "
+                             f"every core (-o {metric}.threads=N)")
+        if refs and not built.uses_reference:
+            raise UsageError(f"-r: {metric} scores without a reference (it writes {metric}-src files); give no -r")
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner)
     for level, path in paths.items():

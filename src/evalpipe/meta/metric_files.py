@@ -60,8 +60,9 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
     """Write ``metric-scores/LP/NAME-REFS.sys.score`` and ``.seg.score`` for every system output.
 
     Segment scores are the metric of each segment's own stats; system scores the metric of the
-    summed stats (so system BLEU is corpus BLEU, not an average of sentence scores).  Returns the
-    paths written.
+    summed stats (so system BLEU is corpus BLEU, not an average of sentence scores).  A metric that runs a model on
+    the source (COMET) reads the test set's ``sources/LP.txt`` and runs in this process (``NAME-src`` files for one
+    without references).  Returns the paths written.
     """
     for ref in refs:
         if ref not in evs.refs:
@@ -69,6 +70,14 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
     engine, metric = engine or LocalEngine(), spec.build()
     streams = [evs.refs[r] for r in refs]
     base = _base(evs, name or spec.name, refs)
+    if getattr(metric, "reads_source", False):  # a COMET model: the test set's sources first, in this process
+        engine = LocalEngine()
+        if metric.uses_reference:
+            if len(refs) != 1:
+                raise UsageError(f"{spec.name} reads one reference; give one -r (got {', '.join(refs)})")
+            streams = [evs.src, *streams]
+        else:
+            streams, base = [evs.src], _base(evs, name or spec.name, ["src"])  # MTME names QE metrics NAME-src
     sys_lines, seg_lines = [], []
     for system in sorted(systems or evs.sys_outputs):
         if system in refs:
