@@ -9,10 +9,8 @@ MTME-exact mode (same p-value) and fast mode, and the chance level of pairwise a
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
-import types
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +20,10 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 
 def main(scale: float = 1.0) -> None:
-    mtme = os.environ.get("MTME_PATH")
-    if not mtme:
-        print("meta-eval benchmark skipped: set MTME_PATH to an MT Metrics Eval checkout")
+    from common import import_mtme
+
+    if not import_mtme("meta-eval benchmark"):
         return
-    sys.path.insert(0, mtme)
-    for missing in ("apache_beam", "dacite"):
-        sys.modules.setdefault(missing, types.ModuleType(missing))
     import scipy.stats
     from mt_metrics_eval import stats
 

@@ -11,10 +11,8 @@ p-values: checked) and in the default fast mode.  Every run is printed; the rati
 """
 from __future__ import annotations
 
-import os
 import sys
 import time
-import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,13 +44,10 @@ def data():
 
 
 def main(k: int = 100, runs: int = 1) -> None:
-    mtme = os.environ.get("MTME_PATH")
-    if not mtme:
-        print("bench_spa skipped: set MTME_PATH to an MT Metrics Eval checkout")
+    from common import import_mtme
+
+    if not import_mtme("bench_spa"):
         return
-    sys.path.insert(0, mtme)
-    for missing in ("apache_beam", "dacite"):
-        sys.modules.setdefault(missing, types.ModuleType(missing))
     import numpy as np
     from mt_metrics_eval import data as mtme_data
     from mt_metrics_eval import stats

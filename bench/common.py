@@ -95,3 +95,20 @@ def report(name: str, ours: float, anchor: float, unit: str, target: str = "") -
     ratio = anchor / ours if ours else float("inf")
     line = f"{name:<58} evalpipe {ours:10.2f} {unit:<10} anchor {anchor:10.2f} {unit:<10} ratio {ratio:6.2f}x"
     return line + (f"  (target {target})" if target else "")
+
+
+def import_mtme(bench: str) -> bool:
+    """Make MT Metrics Eval importable from ``MTME_PATH`` (a checkout; its code is imported from there, never copied
+    here), with empty stand-ins for the modules it imports for features the benches do not use; False, with a line
+    saying so, when ``MTME_PATH`` is not set."""
+    import sys
+    import types
+
+    mtme = os.environ.get("MTME_PATH")
+    if not mtme:
+        print(f"{bench} skipped: set MTME_PATH to an MT Metrics Eval checkout")
+        return False
+    sys.path.insert(0, mtme)
+    for missing in ("apache_beam", "dacite"):
+        sys.modules.setdefault(missing, types.ModuleType(missing))
+    return True

@@ -55,17 +55,13 @@ class Dispatcher:
 
     def handle(self, line: Union[str, bytes]) -> List[str]:
         """The reply lines (without line ends) for one request line; an error is one ``ERROR`` line."""
-        replies = self._replies
-        reply = replies.get(line)
+        reply = self._replies.get(line)
         if reply is not None:
             return reply
         try:
-            text = decode_line(line) if type(line) is bytes else line.rstrip("\r\n")
-            reply, repeatable = self._dispatch(text)
+            reply, repeatable = self._dispatch(_text(line))
             if repeatable:
-                if len(replies) >= REPLY_CACHE:
-                    del replies[next(iter(replies))]
-                replies[line] = reply
+                self._remember(line, reply)
             return reply
         except EvalpipeError as exc:
             return [format_error(str(exc) or type(exc).__name__)]
@@ -86,9 +82,8 @@ class Dispatcher:
             if type(line) is int or line in self._replies:
                 continue
             try:
-                text = decode_line(line) if type(line) is bytes else line.rstrip("\r\n")
-                command, fields = parse_request(text)
-                if command.upper() != "SCORE" or (self.forms and len(fields) == 2 and fields[0] in self.forms):
+                command, fields = parse_request(_text(line))
+                if command.upper() != "SCORE" or self._is_form(fields):
                     continue
                 hypothesis, references = score_fields(self.metric, fields)
                 hypothesis = self.metric.check_hypothesis(hypothesis)
@@ -107,9 +102,17 @@ class Dispatcher:
             log.debug("%d SCORE lines that arrived together scored as one batch", len(items))
             self.reference_counts.add(count)
             for (line, _, _), row in zip(items, rows):
-                if len(self._replies) >= REPLY_CACHE:
-                    del self._replies[next(iter(self._replies))]
-                self._replies[line] = [format_stats(row)]
+                self._remember(line, [format_stats(row)])
+
+    def _remember(self, line: Union[str, bytes], reply: List[str]) -> None:
+        """Keep a SCORE line's reply (the oldest goes first past ``REPLY_CACHE``)."""
+        if len(self._replies) >= REPLY_CACHE:
+            del self._replies[next(iter(self._replies))]
+        self._replies[line] = reply
+
+    def _is_form(self, fields: List[str]) -> bool:
+        """A SCORE of one of the front end's own forms (``SCORE ||| KEYWORD ||| PAYLOAD``)."""
+        return bool(self.forms) and len(fields) == 2 and fields[0] in self.forms
 
     def nrefs(self) -> Any:
         """The reference count seen so far: None before any, -1 when it varied."""
@@ -121,7 +124,7 @@ class Dispatcher:
         command, fields = parse_request(text)
         command = command.upper()
         if command == "SCORE":
-            if self.forms and len(fields) == 2 and fields[0] in self.forms:
+            if self._is_form(fields):
                 return [format_stats(self.forms[fields[0]](self.metric, fields[1]))], False
             hypothesis, references = score_fields(self.metric, fields)
             stats = self.metric.stats(hypothesis, references)
@@ -153,3 +156,8 @@ class Dispatcher:
 
     def _shown(self, score: float) -> str:
         return format_score(score if self.scale == 1.0 else score * self.scale)
+
+
+def _text(line: Union[str, bytes]) -> str:
+    """A request line as text, without its line end (bytes decoded, bad UTF-8 an error naming it)."""
+    return decode_line(line) if type(line) is bytes else line.rstrip("\r\n")

@@ -49,8 +49,7 @@ class CometModel:
         try:
             from tokenizers import Tokenizer
         except ImportError:
-            raise MissingDependency("COMET models need the Python package 'tokenizers', which is not installed: "
-                                    "pip install 'evalpipe[comet]'") from None
+            raise MissingDependency.module("tokenizers", "a COMET model") from None
         from evalpipe.evaluators.neural.encoder import XLMREncoder, check_config
         from evalpipe.evaluators.neural.estimator import Head
 
@@ -104,17 +103,18 @@ class CometModel:
                 enc[key[len("encoder.model."):]] = value
             elif key.startswith(("layerwise_attention.", "estimator.", "hidden2tag.")):
                 head[key] = value
+        where = str(self.files.folder / "checkpoints" / "model.ckpt")
         for module, part in ((self.encoder, enc), (self.head, head)):
             wanted = module.state_dict()
             missing = sorted(set(wanted) - set(part))
             prefix = "encoder.model." if module is self.encoder else ""
             if missing:
                 raise InputError(f"the checkpoint lacks {prefix}{missing[0]} (and {len(missing) - 1} more) of a "
-                                 f"{self.family} model", str(self.files.folder / "checkpoints" / "model.ckpt"))
+                                 f"{self.family} model", where)
             for key in wanted:
                 if tuple(part[key].shape) != tuple(wanted[key].shape):
                     raise InputError(f"{prefix}{key} has shape {tuple(part[key].shape)}, the configuration makes "
-                                     f"{tuple(wanted[key].shape)}", str(self.files.folder / "checkpoints" / "model.ckpt"))
+                                     f"{tuple(wanted[key].shape)}", where)
             module.load_state_dict({k: part[k].float() for k in wanted}, strict=True)
 
     # -- tokens ---------------------------------------------------------------------------------

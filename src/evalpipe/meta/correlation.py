@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from enum import IntEnum
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import InputError, UsageError
-from evalpipe.sufficient_stats.resample import assign_ranks
+from evalpipe.meta.significance import early_stopped, mtme_trials, ranked_matrix
 
 
 class Part:
@@ -91,18 +91,7 @@ def permutation_test(parts: Sequence[Part], metric1: Sequence[float], metric2: S
     n = len(s1)
     if mode == "mtme":
         rng = random_state if random_state is not None else np.random.RandomState(seed)
-        large, i = 0, 1
-        for i in range(1, k + 1):
-            w1 = rng.binomial(1, 0.5, n)
-            w2 = 1 - w1
-            c1, c2 = acc(w1 * s1 + w2 * s2), acc(w2 * s1 + w1 * s2)
-            if c2 - c1 >= delta:
-                large += 1
-            if i % block_size == 0:
-                p = large / i
-                if p < early_min or p > early_max:
-                    break
-        return {"p_value": large / i, "delta": delta, "trials": i}
+        return mtme_trials(acc, s1, s2, delta, k, block_size, early_min, early_max, rng)
     # fast: each pair's agreement under its four coin cases (coin of i, coin of j), for both mixes
     gi = np.concatenate([p.i + b for p, b in zip(parts, bounds)]).astype(np.int64)
     gj = np.concatenate([p.j + b for p, b in zip(parts, bounds)]).astype(np.int64)
@@ -124,14 +113,7 @@ def permutation_test(parts: Sequence[Part], metric1: Sequence[float], metric2: S
         a1 = table1[rows, code].sum(axis=1, dtype=np.int64)
         a2 = table2[rows, code].sum(axis=1, dtype=np.int64)
         diffs[start:start + len(w)] = a2 / total - a1 / total
-    hits = np.cumsum(diffs >= delta)
-    trials = k
-    for i in range(block_size, k + 1, block_size):
-        p = hits[i - 1] / i
-        if p < early_min or p > early_max:
-            trials = i
-            break
-    return {"p_value": float(hits[trials - 1] / trials), "delta": float(delta), "trials": int(trials)}
+    return early_stopped(diffs, delta, block_size, early_min, early_max)
 
 
 def significance_matrix(parts: Sequence[Part], metrics: Dict[str, Sequence[float]], k: int = 1000,
@@ -141,14 +123,6 @@ def significance_matrix(parts: Sequence[Part], metrics: Dict[str, Sequence[float
     (i < j) is the p-value of the test that metric i is more accurate than metric j; in mtme mode every test draws from
     one legacy generator seeded once, in MTME's order."""
     accs = {name: pooled_accuracy(parts, scores, name)[0] for name, scores in metrics.items()}
-    order = sorted(accs, key=lambda m: (-accs[m], m))
-    n = len(order)
-    sig = np.zeros((n, n))
-    shared = np.random.RandomState(seed) if mode == "mtme" else None
-    for i in range(n):
-        for j in range(i + 1, n):
-            sig[i, j] = permutation_test(parts, metrics[order[j]], metrics[order[i]], k=k,
-                                         seed=None if seed is None else seed + i * n + j, mode=mode,
-                                         block_size=block_size, random_state=shared)["p_value"]
-    return {"metrics": order, "correlations": [accs[m] for m in order], "matrix": sig.tolist(),
-            "ranks": assign_ranks(sig, threshold), "pairs": sum(p.pairs for p in parts)}
+    result = ranked_matrix(accs, lambda worse, better, **draw: permutation_test(
+        parts, metrics[worse], metrics[better], k=k, mode=mode, block_size=block_size, **draw), seed, mode, threshold)
+    return dict(result, pairs=sum(p.pairs for p in parts))

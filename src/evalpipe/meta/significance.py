@@ -20,7 +20,7 @@ Two random modes:
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -211,6 +211,58 @@ def _kendall_batch(W, tables, n_groups, variant, cache=None):
     return results[0], results[1]
 
 
+def mtme_trials(statistic: Callable[[np.ndarray], float], s1: np.ndarray, s2: np.ndarray, delta: float, k: int,
+                block_size: int, early_min: float, early_max: float,
+                rng: np.random.RandomState) -> Dict[str, Any]:
+    """MTME's ``PermutationSigDiff`` loop, trial by trial: a ``binomial(1, 0.5, N)`` coin per position swaps the two
+    z-normalized score vectors, ``statistic`` of each mix, a hit when the second's lead reaches ``delta``; early
+    stopping after every ``block_size`` trials.  Every test that draws MTME's legacy stream goes through here."""
+    large, i = 0, 1
+    for i in range(1, k + 1):
+        w1 = rng.binomial(1, 0.5, len(s1))
+        w2 = 1 - w1
+        c1, c2 = statistic(w1 * s1 + w2 * s2), statistic(w2 * s1 + w1 * s2)
+        if c2 - c1 >= delta:
+            large += 1
+        if i % block_size == 0:
+            p = large / i
+            if p < early_min or p > early_max:
+                break
+    return {"p_value": large / i, "delta": delta, "trials": i}
+
+
+def early_stopped(diffs: np.ndarray, delta: float, block_size: int, early_min: float,
+                  early_max: float) -> Dict[str, Any]:
+    """The p-value of trials drawn at once (``diffs``: metric 2's lead in each), stopped where MTME's early stopping
+    would have stopped them: the first multiple of ``block_size`` whose running p-value is outside the bounds."""
+    hits = np.cumsum(diffs >= delta)
+    trials = len(diffs)
+    for i in range(block_size, len(diffs) + 1, block_size):
+        p = hits[i - 1] / i
+        if p < early_min or p > early_max:
+            trials = i
+            break
+    return {"p_value": float(hits[trials - 1] / trials), "delta": float(delta), "trials": int(trials)}
+
+
+def ranked_matrix(values: Dict[str, float], test: Callable[..., Dict[str, Any]], seed: Optional[int], mode: str,
+                  threshold: float) -> Dict[str, Any]:
+    """Metrics in decreasing order of ``values`` (the name breaks ties, as MTME), ``sig[i, j]`` (i < j) the p-value of
+    ``test(worse, better, seed=..., random_state=...)``, and MTME's significance clusters.  In mtme mode every test
+    draws from one legacy generator seeded once, in MTME's order (i, then j); in fast mode each pair has its own
+    seed."""
+    order = sorted(values, key=lambda m: (-values[m], m))
+    n = len(order)
+    sig = np.zeros((n, n))
+    shared = np.random.RandomState(seed) if mode == "mtme" else None
+    for i in range(n):
+        for j in range(i + 1, n):
+            sig[i, j] = test(order[j], order[i], seed=None if seed is None else seed + i * n + j,
+                             random_state=shared)["p_value"]
+    return {"metrics": order, "correlations": [values[m] for m in order], "matrix": sig.tolist(),
+            "ranks": assign_ranks(sig, threshold)}
+
+
 def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],
                      num_sys: int, average_by: str = "none", statistic: str = "pearson", k: int = 1000,
                      seed: Optional[int] = None, mode: str = "fast", block_size: int = 1000,
@@ -232,18 +284,7 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
     N = len(y)
     if mode == "mtme":
         rng = random_state if random_state is not None else np.random.RandomState(seed)
-        large, i = 0, 1
-        for i in range(1, k + 1):
-            w1 = rng.binomial(1, 0.5, N)
-            w2 = 1 - w1
-            c1, c2 = corr(w1 * s1 + w2 * s2), corr(w2 * s1 + w1 * s2)
-            if c2 - c1 >= delta:
-                large += 1
-            if i % block_size == 0:
-                p = large / i
-                if p < early_min or p > early_max:
-                    break
-        return {"p_value": large / i, "delta": delta, "trials": i}
+        return mtme_trials(corr, s1, s2, delta, k, block_size, early_min, early_max, rng)
     rng = np.random.default_rng(seed)
     diffs = np.empty(k)
     batch = max(1, min(k, 20_000_000 // max(N, 1)))
@@ -263,14 +304,7 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
             r1, r2 = (np.array([[STATISTICS[statistic](y[b:e], mix[b:e], **options) for b, e in bounds] for mix in mixes])
                       for mixes in (s2 + w * (s1 - s2), s1 - w * (s1 - s2)))
         diffs[start:start + len(w)] = average_rows(r2, replace_nans_with_zeros) - average_rows(r1, replace_nans_with_zeros)
-    hits = np.cumsum(diffs >= delta)
-    trials = k
-    for i in range(block_size, k + 1, block_size):
-        p = hits[i - 1] / i
-        if p < early_min or p > early_max:
-            trials = i
-            break
-    return {"p_value": float(hits[trials - 1] / trials), "delta": float(delta), "trials": int(trials)}
+    return early_stopped(diffs, delta, block_size, early_min, early_max)
 
 
 def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequence[float]], num_sys: int,
@@ -288,17 +322,9 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequ
 
     corrs = {name: average_correlation(gold, scores, num_sys, average_by, statistic, **options)[0]
              for name, scores in metrics.items()}
-    order = sorted(corrs, key=lambda m: (-corrs[m], m))  # MTME: the name breaks ties
-    n = len(order)
-    sig = np.zeros((n, n))
-    shared = np.random.RandomState(seed) if mode == "mtme" else None
-    for i in range(n):
-        for j in range(i + 1, n):
-            sig[i, j] = permutation_test(gold, metrics[order[j]], metrics[order[i]], num_sys, average_by, statistic,
-                                         k=k, seed=None if seed is None else seed + i * n + j, mode=mode,
-                                         block_size=block_size, random_state=shared, **options)["p_value"]
-    return {"metrics": order, "correlations": [corrs[m] for m in order], "matrix": sig.tolist(),
-            "ranks": assign_ranks(sig, threshold)}
+    return ranked_matrix(corrs, lambda worse, better, **draw: permutation_test(
+        gold, metrics[worse], metrics[better], num_sys, average_by, statistic, k=k, mode=mode, block_size=block_size,
+        **draw, **options), seed, mode, threshold)
 
 
 def bootstrap_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],

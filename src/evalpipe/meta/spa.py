@@ -24,6 +24,7 @@ from typing import Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import InputError
+from evalpipe.meta.significance import mtme_trials, ranked_matrix
 
 SEED = 4
 PERMUTATIONS = 1000
@@ -150,19 +151,8 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
     n = len(s1)
     if mode == "mtme":
         rng = random_state if random_state is not None else np.random.RandomState(seed)
-        large, i = 0, 1
-        for i in range(1, k + 1):
-            w1 = rng.binomial(1, 0.5, n)
-            w2 = 1 - w1
-            c1 = _spa_of((w1 * s1 + w2 * s2).reshape(shape), humans, signs, upper)
-            c2 = _spa_of((w2 * s1 + w1 * s2).reshape(shape), humans, signs, upper)
-            if c2 - c1 >= delta:
-                large += 1
-            if i % block_size == 0:
-                p = large / i
-                if p < early_min or p > early_max:
-                    break
-        return {"p_value": large / i, "delta": delta, "trials": i}
+        return mtme_trials(lambda mix: _spa_of(mix.reshape(shape), humans, signs, upper), s1, s2, delta, k,
+                           block_size, early_min, early_max, rng)
     rng = np.random.default_rng(seed)
     s1f, s2f = s1.astype(np.float32), s2.astype(np.float32)
     both = (s1 + s2).reshape(shape)
@@ -187,23 +177,12 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: dict, num_sys:
     """Metrics ranked by SPA (the name breaks ties, as MTME) with significance clusters (MTME's
     ``CompareMetricsWithPairwiseConfidenceError``): ``matrix[i][j]`` (i < j) is the p-value of the test that metric i
     has the higher SPA than metric j; in mtme mode every test draws from one legacy generator seeded once."""
-    from evalpipe.sufficient_stats.resample import assign_ranks
-
     first = next(iter(metrics.values()))
     g, _ = split_rows(gold, first, num_sys)
     signs = coins(g.shape[1])
     humans = pairwise_p_values(g, signs)
     values = {name: soft_pairwise_accuracy(gold, scores, num_sys, human_p=humans) for name, scores in metrics.items()}
     zscored = {id(scores): _filtered(gold, scores) for scores in metrics.values()}  # each metric is in many tests
-    order = sorted(values, key=lambda m: (-values[m], m))
-    size = len(order)
-    sig = np.zeros((size, size))
-    shared = np.random.RandomState(seed) if mode == "mtme" else None
-    for i in range(size):
-        for j in range(i + 1, size):
-            sig[i, j] = permutation_test(gold, metrics[order[j]], metrics[order[i]], num_sys, k=k,
-                                         seed=None if seed is None else seed + i * size + j, mode=mode,
-                                         block_size=block_size, random_state=shared, human_p=humans,
-                                         zscored=zscored)["p_value"]
-    return {"metrics": order, "correlations": [values[m] for m in order], "matrix": sig.tolist(),
-            "ranks": assign_ranks(sig, threshold)}
+    return ranked_matrix(values, lambda worse, better, **draw: permutation_test(
+        gold, metrics[worse], metrics[better], num_sys, k=k, mode=mode, block_size=block_size, human_p=humans,
+        zscored=zscored, **draw), seed, mode, threshold)
