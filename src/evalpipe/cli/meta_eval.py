@@ -554,3 +554,8 @@ def mqm_scores_command(root, test_set, language_pair, ratings, name, weights, re
         raise UsageError(f"--rename {unused[0]}=...: the ratings have no system {unused[0]!r}")
     for level, path in write_human_scores(evs, scores, name, renamed).items():
         click.echo(f"{level}\t{path}")
+
+
+from evalpipe.cli.meta_tasks import tasks_command  # noqa: E402 (it uses the options above)
+
+meta_eval_group.add_command(tasks_command)

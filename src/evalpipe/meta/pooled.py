@@ -123,6 +123,6 @@ def significance_matrix(parts: Sequence[Part], metrics: Dict[str, Sequence[float
     (i < j) is the p-value of the test that metric i is more accurate than metric j; in mtme mode every test draws from
     one legacy generator seeded once, in MTME's order."""
     accs = {name: pooled_accuracy(parts, scores, name)[0] for name, scores in metrics.items()}
-    result = ranked_matrix(accs, lambda worse, better, **draw: permutation_test(
+    result = ranked_matrix(accs, None if not k else lambda worse, better, **draw: permutation_test(
         parts, metrics[worse], metrics[better], k=k, mode=mode, block_size=block_size, **draw), seed, mode, threshold)
     return dict(result, pairs=sum(p.pairs for p in parts))

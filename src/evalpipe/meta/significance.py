@@ -245,17 +245,17 @@ def early_stopped(diffs: np.ndarray, delta: float, block_size: int, early_min: f
     return {"p_value": float(hits[trials - 1] / trials), "delta": float(delta), "trials": int(trials)}
 
 
-def ranked_matrix(values: Dict[str, float], test: Callable[..., Dict[str, Any]], seed: Optional[int], mode: str,
-                  threshold: float) -> Dict[str, Any]:
+def ranked_matrix(values: Dict[str, float], test: Optional[Callable[..., Dict[str, Any]]], seed: Optional[int],
+                  mode: str, threshold: float) -> Dict[str, Any]:
     """Metrics in decreasing order of ``values`` (the name breaks ties, as MTME), ``sig[i, j]`` (i < j) the p-value of
     ``test(worse, better, seed=..., random_state=...)``, and MTME's significance clusters.  In mtme mode every test
     draws from one legacy generator seeded once, in MTME's order (i, then j); in fast mode each pair has its own
-    seed."""
+    seed.  ``test`` None (MTME's k = 0): no test, a matrix of zeros, ranks 1, 2, 3, ... in order."""
     order = sorted(values, key=lambda m: (-values[m], m))
     n = len(order)
     sig = np.zeros((n, n))
     shared = np.random.RandomState(seed) if mode == "mtme" else None
-    for i in range(n):
+    for i in range(n if test is not None else 0):
         for j in range(i + 1, n):
             sig[i, j] = test(order[j], order[i], seed=None if seed is None else seed + i * n + j,
                              random_state=shared)["p_value"]

@@ -183,6 +183,6 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: dict, num_sys:
     humans = pairwise_p_values(g, signs)
     values = {name: soft_pairwise_accuracy(gold, scores, num_sys, human_p=humans) for name, scores in metrics.items()}
     zscored = {id(scores): _filtered(gold, scores) for scores in metrics.values()}  # each metric is in many tests
-    return ranked_matrix(values, lambda worse, better, **draw: permutation_test(
+    return ranked_matrix(values, None if not k else lambda worse, better, **draw: permutation_test(
         gold, metrics[worse], metrics[better], num_sys, k=k, mode=mode, block_size=block_size, human_p=humans,
         zscored=zscored, **draw), seed, mode, threshold)

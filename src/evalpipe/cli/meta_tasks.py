@@ -1,0 +1,148 @@
+"""``evalpipe meta-eval tasks``: a task set (MTME's ``TaskSet``) run in one command, with its weighted averages and
+MTME's tables."""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+import click
+
+from evalpipe.cli import options as opt
+from evalpipe.cli.base import Command
+from evalpipe.cli.meta_eval import MODE, root_option
+from evalpipe.corpus import read_lines, write_atomically
+from evalpipe.errors import InputError, UsageError
+
+
+def _split(values) -> List[str]:
+    return [w.strip() for value in values for w in value.split(",") if w.strip()]
+
+
+def _task_list(recipe, task_file, task_lines, test_set, lps, trials, primary, human) -> Tuple[list, Optional[list]]:
+    """The tasks (and the recipe's weights, or None) from a recipe, a file and ``--task`` lines; -k, --primary and
+    --human fill what a task does not set itself."""
+    from evalpipe.meta.tasks import make_task, parse_task_attrs, read_tasks, recipe as make_recipe
+
+    if recipe:
+        if task_file or task_lines:
+            raise UsageError("--recipe builds the whole task set: give it without --tasks and --task")
+        if not test_set:
+            raise UsageError("--recipe needs --test-set (the recipes name WMT's test sets; evalpipe runs them on any)")
+        return make_recipe(recipe, test_set, lps or None, True if primary is None else primary,
+                           0 if trials is None else trials, human)
+    if lps:
+        raise UsageError("-l goes with --recipe (a task names its language pairs with lang=)")
+    entries = []
+    if task_file:
+        entries += read_tasks(task_file, read_lines(task_file, allow_empty=True))
+    entries += [(parse_task_attrs(line, f"--task {i}"), f"--task {i}") for i, line in enumerate(task_lines, 1)]
+    if not entries:
+        raise UsageError("give the tasks: --recipe NAME, --tasks FILE or --task 'lang=en-de level=sys ...'")
+    tasks = []
+    for attrs, where in entries:
+        filled = dict(attrs)
+        for attr, value in (("test_set", test_set), ("k", trials), ("primary", primary), ("gold", human)):
+            if attr not in filled and value is not None:
+                filled[attr] = value
+        if filled.get("test_set") in (None, "None"):
+            raise InputError("the task names no test_set and no --test-set is given", where)
+        tasks.append(make_task(filled, where))
+    return tasks, None
+
+
+@click.command("tasks", cls=Command)
+@root_option
+@click.option("--test-set", "test_set", default=None, help="test set of the recipe, and of tasks that name none")
+@opt.language_pair("the recipe's language pairs, comma-separated (default: the recipe's own)", several=True)
+@click.option("--recipe", type=click.Choice(["WMT23", "WMT24OnWMT23", "WMT24", "WMT25"]), default=None,
+              help="MTME's task set of that year's metrics task (tasks.WMT23, ...), on --test-set")
+@click.option("--tasks", "task_file", type=click.Path(dir_okay=False), default=None,
+              help="file of tasks, one per line: MTME's 'attr=value ...' names or JSON objects")
+@click.option("--task", "task_lines", multiple=True, metavar="'ATTR=VALUE ...'", help="one task (repeat)")
+@click.option("-k", "--trials", type=click.IntRange(min=0), default=None,
+              help="permutation trials of tasks that set no k (a recipe's: default 0, no significance test)")
+@click.option("--primary/--no-primary", default=None,
+              help="primary metrics only (tasks that do not set primary; a recipe's default: --primary)")
+@click.option("--human", default=None, help="human score of tasks that set no gold (default: the standard one of "
+                                             "the level, meta-info.json)")
+@opt.metrics("metrics to keep (base names: chrF, COMET; default: every metric the tasks select)", any_word=True)
+@click.option("--meta-info", "meta_info_file", type=click.Path(dir_okay=False), default=None,
+              help="standard references, human scores, primaries, outliers, baselines (default: the test set's "
+                   "meta-info.json)")
+@click.option("--weights-by", "weights_by", default=None, metavar="ATTR[,ATTR...]",
+              help="weights split evenly over these attributes' values, recursively (MTME's AssignWeights)")
+@click.option("--weights", "weights", default=None, metavar="W,W,...", help="one weight per task, normalized")
+@opt.seed("random seed of the tests' draws")
+@MODE
+@opt.fmt(["text", "tsv", "latex", "json"], "text", help="MTME's table as text, TSV or LaTeX, or everything as JSON")
+@opt.report()
+def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, trials, primary, human, metric_names,
+                  meta_info_file, weights_by, weights, seed, mode, fmt, report_file) -> None:
+    """Run a task set: every task's ranking with significance clusters, the weighted average rank and correlation,
+    and MTME's table (WMT23 to WMT25's way of ranking metrics)."""
+    from evalpipe.meta.evalset import EvalSet
+    from evalpipe.meta.meta_info import meta_info_for, read_meta_info
+    from evalpipe.meta.tables import ATTRS_SHOWN, task_set_table
+    from evalpipe.meta.task_run import resolve, run_task
+    from evalpipe.meta.tasks import assign_weights, average_corrs, average_ranks, str_value
+
+    lps = [lp.strip() for lp in language_pair.split(",")] if language_pair else []
+    tasks, recipe_weights = _task_list(recipe, task_file, task_lines, test_set, lps, trials, primary, human)
+    if weights_by and weights:
+        raise UsageError("--weights-by and --weights cannot go together: give one")
+    if weights:
+        try:
+            given = [float(w) for w in weights.split(",")]
+        except ValueError:
+            raise click.BadParameter(f"expected numbers separated by commas, got {weights!r}", param_hint="--weights")
+        if len(given) != len(tasks) or sum(given) <= 0 or min(given) < 0:
+            raise click.BadParameter(f"expected {len(tasks)} non-negative weights (one per task) with a positive sum, "
+                                     f"got {len(given)}", param_hint="--weights")
+        task_weights = [w / sum(given) for w in given]
+    elif weights_by:
+        task_weights = assign_weights(tasks, _split([weights_by]))
+    else:
+        task_weights = recipe_weights or [1 / len(tasks)] * len(tasks)
+    given_info = read_meta_info(meta_info_file) if meta_info_file else None
+    sets: Dict[Tuple[str, str], Any] = {}
+    for task in tasks:  # every test set and language pair opened (and checked) before any task runs
+        for lp in task.langs:
+            if (task.test_set, lp) not in sets:
+                sets[task.test_set, lp] = EvalSet(root, task.test_set, lp)
+    only = _split(metric_names) or None
+    for i, task in enumerate(tasks):
+        tasks[i] = resolve(task, lambda lp, t=task: sets[t.test_set, lp],
+                           lambda lp, t=task: meta_info_for(sets[t.test_set, lp].dir, lp, given_info), f"task{i + 1}")
+    results = []
+    for i, task in enumerate(tasks, 1):
+        results.append(run_task(task, lambda lp, t=task: sets[t.test_set, lp],
+                                lambda lp, t=task: meta_info_for(sets[t.test_set, lp].dir, lp, given_info),
+                                seed=seed, mode=mode, only=only, where=f"task{i}"))
+    ranks = average_ranks(results, task_weights)
+    corrs = average_corrs(results, tasks, task_weights)
+    every = set().union(*(r["metrics"] for r in results))
+    partial = sorted(every - set(corrs))
+    if partial:
+        click.echo(f"Note: not in every task, so without an average: {', '.join(partial)}", err=True)
+    baselines = set()
+    for task in tasks:
+        for lp in task.langs:
+            baselines |= meta_info_for(sets[task.test_set, lp].dir, lp, given_info).baseline_metrics
+    attrs = [{a: str_value(getattr(t, a)) for a in ("test_set", "lang", "level", "corr_fcn")} for t in tasks]
+    doc = {"tasks": [dict(task=t.name, weight=w, **{k: v for k, v in r.items()})
+                     for t, w, r in zip(tasks, task_weights, results)],
+           "weights": task_weights, "average_ranks": ranks, "average_correlations": corrs,
+           "not_in_every_task": partial, "seed": seed, "mode": mode}
+    if report_file:
+        from evalpipe.report import page
+
+        write_atomically(report_file, page.task_set_report(doc, attrs, sorted(baselines)))
+    if fmt == "json":
+        click.echo(json.dumps(doc, indent=1))
+        return
+    table = task_set_table(results, attrs, corrs, fmt, "union", baselines)
+    click.echo(table, nl=False)
+    if fmt == "text":
+        click.echo("")
+        for i, task in enumerate(tasks, 1):
+            click.echo(f"task{i}: {task.name}")

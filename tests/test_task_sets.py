@@ -1,0 +1,118 @@
+"""Task sets (issue 34, part 4) and their tables (part 5): ``evalpipe meta-eval tasks`` equal to MTME's recipes.
+
+Expected values were computed by MTME's own code at commit 68a481ae: ``tests/data/make_mtme_task_sets.py`` (its
+docstring has the command and says how the recipes were pointed at wmt21.news) ran ``tasks.WMT23``,
+``WMT24OnWMT23``, ``WMT24`` and ``WMT25`` on en-de + zh-en with k = 0, primary and not, on the data
+``tests/task_set_data.build`` writes (the shipped subset, and the full ../shared/data set), and recorded every task's
+correlations and ranks, the weights, average ranks and correlations and the tables in TSV, text and LaTeX.  The same
+builder writes the same data here; evalpipe reads MTME's meta-information from the ``meta-info.json`` the script
+recorded.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import DATA, SHARED, child_env, script
+from evalpipe.cli import main
+from evalpipe.meta.tasks import assign_weights, make_task, parse_task_attrs, recipe
+from task_set_data import LPS, build
+
+EXPECTED = json.loads((DATA / "mtme_task_sets.json").read_text())
+LABELS = [pytest.param("subset", id="subset"),
+          pytest.param("full", id="full", marks=[pytest.mark.fullcorpus, pytest.mark.skipif(
+              not SHARED.is_dir() or "full" not in EXPECTED["data"], reason=f"full data not found at {SHARED}")])]
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory):
+    made = {}
+
+    def get(label):
+        if label not in made:
+            root = tmp_path_factory.mktemp(f"tasks-{label}")
+            news = build(DATA if label == "subset" else SHARED, root)
+            (news / "meta-info.json").write_text(json.dumps(EXPECTED["meta_info"]))
+            made[label] = root
+        return made[label]
+    return get
+
+
+def _run(root, *args):
+    result = CliRunner().invoke(main, ["meta-eval", "tasks", "--root", str(root), "--test-set", "wmt21.news", *args])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_recipes_equal_mtmes_tasks_averages_and_tables(roots, label):
+    root = roots(label)
+    for run in EXPECTED["data"][label]:
+        args = ["--recipe", run["recipe"], "-l", ",".join(LPS), *([] if run["primary"] else ["--no-primary"])]
+        got = json.loads(_run(root, *args, "-f", "json"))
+        what = f"{run['recipe']} primary={run['primary']}"
+        assert got["weights"] == pytest.approx(run["weights"], abs=1e-15), what
+        assert len(got["tasks"]) == len(run["tasks"]), what
+        for mine, theirs in zip(got["tasks"], run["tasks"]):
+            # MTME's recipes name their own test sets (wmt23, wmt24, wmt25): the rest of the name is the same
+            assert mine["task"].split(" ", 1)[1] == theirs["name"].split(" ", 1)[1], what
+            assert mine["metrics"] == theirs["metrics"], (what, theirs["name"])
+            assert mine["ranks"] == theirs["ranks"], (what, theirs["name"])
+            assert mine["correlations"] == pytest.approx(theirs["correlations"], abs=1e-12), (what, theirs["name"])
+        assert list(got["average_ranks"]) == list(run["average_ranks"]), what
+        assert list(got["average_ranks"].values()) == pytest.approx(list(run["average_ranks"].values()), abs=1e-12)
+        assert list(got["average_correlations"]) == list(run["average_correlations"]), what
+        assert list(got["average_correlations"].values()) == pytest.approx(
+            list(run["average_correlations"].values()), abs=1e-12)
+        for fmt in ("tsv", "text", "latex"):
+            out = _run(root, *args, "-f", fmt)
+            table = out.split("\n\ntask1: ")[0] + "\n" if fmt == "text" else out
+            assert table == run["tables"][fmt], (what, fmt)
+
+
+def test_console_script_runs_a_recipe_and_prints_the_task_legend(roots):
+    root = roots("subset")
+    done = subprocess.run([script("evalpipe"), "meta-eval", "tasks", "--root", str(root), "--test-set", "wmt21.news",
+                           "--recipe", "WMT24", "-l", "en-de,zh-en"], capture_output=True, text=True,
+                          env=child_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "task4: test_set=wmt21.news lang=zh-en domain=None level=seg" in done.stdout
+    assert done.stdout.startswith("lang:")
+
+
+def test_task_lines_equal_the_recipe_tasks(roots, tmp_path):
+    """A task set written by hand -- MTME's task names in a file, one JSON object on the command line -- gives the
+    recipe's numbers for those tasks."""
+    root = roots("subset")
+    tasks, _ = recipe("WMT24", "wmt21.news", list(LPS))
+    lines = tmp_path / "tasks.txt"
+    lines.write_text("# WMT24's en-de tasks\n" + "\n".join(t.name for t in tasks[:2]) + "\n")
+    zh = {"lang": "zh-en", "level": "seg", "corr_fcn": "KendallWithTiesOpt", "avg_by": "item", "perm_test": "pairs",
+          "corr_fcn_args": {"sample_rate": 1.0}, "human": False, "k": 0}
+    got = json.loads(_run(root, "--tasks", str(lines), "--task", json.dumps(zh), "-f", "json"))
+    full = json.loads(_run(root, "--recipe", "WMT24", "-l", ",".join(LPS), "-f", "json"))
+    for mine, theirs in zip(got["tasks"], [full["tasks"][i] for i in (0, 1, 3)]):
+        assert (mine["metrics"], mine["ranks"], mine["correlations"]) == \
+            (theirs["metrics"], theirs["ranks"], theirs["correlations"])
+    assert got["weights"] == pytest.approx([1 / 3] * 3)
+
+
+def test_assign_weights_is_mtmes_recursive_split():
+    tasks = [make_task(parse_task_attrs(f"lang={lp} level={lv}", "t")) for lp, lv in
+             [("en-de", "sys"), ("en-de", "seg"), ("en-de", "seg"), ("zh-en", "sys")]]
+    assert assign_weights(tasks, ["lang"]) == [1 / 6, 1 / 6, 1 / 6, 1 / 2]
+    assert assign_weights(tasks, ["lang", "level"]) == [1 / 4, 1 / 8, 1 / 8, 1 / 2]
+    assert assign_weights(tasks, []) == [1 / 4] * 4
+
+
+def test_significance_with_k_ranks_into_clusters(roots):
+    """With k > 0 every task gets its permutation test and clusters: ranks are clusters, not positions."""
+    root = roots("subset")
+    got = json.loads(_run(root, "--recipe", "WMT24", "-l", ",".join(LPS), "-k", "200", "--no-primary", "-f", "json"))
+    for task in got["tasks"]:
+        n = len(task["metrics"])
+        assert task["ranks"][0] == 1 and task["ranks"] == sorted(task["ranks"]) and max(task["ranks"]) <= n
+        assert any(p > 0 for row in task["matrix"] for p in row)
