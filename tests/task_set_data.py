@@ -11,6 +11,10 @@ refA (a reference outside the tasks' standard one: left out by them); plus ``len
 ``*-all`` files are removed (it has one reference, so MTME names them ``*-refA`` too and refuses the duplicate), and
 lines of score files naming a system without outputs in the copy are dropped (the subset keeps some systems only;
 MTME's reader refuses scores of unknown systems).
+
+``build(..., domains=True)`` (the data-control tasks) writes instead documents of 10 segments each, alternately of
+domain ``news`` and ``web``, and domain-level files (``LP.mqm.domain.score`` and every segment-level metric's
+``.domain.score``): each system's mean over the domain's segments (its rated ones for MQM; None where none is).
 """
 from __future__ import annotations
 
@@ -37,7 +41,23 @@ def _lines(path: Path) -> list:
         return [line.rstrip("\n") for line in f]
 
 
-def build(source: Path, root: Path) -> Path:
+def _domain_files(news: Path, lp: str, domain_per_seg: list) -> None:
+    domains = sorted(set(domain_per_seg))
+    seg_files = [news / "human-scores" / f"{lp}.mqm.seg.score", *(news / "metric-scores" / lp).glob("*.seg.score")]
+    for path in seg_files:
+        per_system: dict = {}
+        for line in _lines(path):
+            system, value = line.split()
+            per_system.setdefault(system, []).append(None if value == "None" else float(value))
+        out = []
+        for domain in domains:
+            for system, values in per_system.items():
+                kept = [v for v, d in zip(values, domain_per_seg) if d == domain and v is not None]
+                out.append(f"{domain}\t{system}\t{sum(kept) / len(kept)!r}" if kept else f"{domain}\t{system}\tNone")
+        path.with_name(path.name.replace(".seg.score", ".domain.score")).write_text("\n".join(out) + "\n")
+
+
+def build(source: Path, root: Path, domains: bool = False) -> Path:
     news = root / "wmt21.news"
     shutil.copytree(source / "wmt21.news", news)
     (news / "documents").mkdir(exist_ok=True)
@@ -49,7 +69,12 @@ def build(source: Path, root: Path) -> Path:
             kept = [line for line in _lines(path) if line.split()[0] in known]
             path.write_text("".join(line + "\n" for line in kept))
         n = len(_lines(news / "sources" / f"{lp}.txt"))
-        (news / "documents" / f"{lp}.docs").write_text("news doc1\n" * n)
+        if domains:
+            domain_per_seg = ["news" if (i // 10) % 2 == 0 else "web" for i in range(n)]
+            (news / "documents" / f"{lp}.docs").write_text("".join(f"{d} doc{i // 10}\n"
+                                                                  for i, d in enumerate(domain_per_seg)))
+        else:
+            (news / "documents" / f"{lp}.docs").write_text("news doc1\n" * n)
         runs = [(m, name, opts, STD_REF[lp]) for m, name, opts in METRICS]
         if lp == "en-de":
             runs.append(("chrf", "chrF", [], "refA"))
@@ -65,4 +90,6 @@ def build(source: Path, root: Path) -> Path:
             sys_.append(f"{path.stem}\t{sum(scores) / len(scores)!r}")
         (news / "metric-scores" / lp / "lenratio-src.seg.score").write_text("\n".join(seg) + "\n")
         (news / "metric-scores" / lp / "lenratio-src.sys.score").write_text("\n".join(sys_) + "\n")
+        if domains:
+            _domain_files(news, lp, domain_per_seg)
     return news

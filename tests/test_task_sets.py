@@ -116,3 +116,24 @@ def test_significance_with_k_ranks_into_clusters(roots):
         n = len(task["metrics"])
         assert task["ranks"][0] == 1 and task["ranks"] == sorted(task["ranks"]) and max(task["ranks"]) <= n
         assert any(p > 0 for row in task["matrix"] for p in row)
+
+
+def test_data_controls_equal_mtmes(tmp_path):
+    """Part 6 through tasks: a domain (system level from domain-level files, segment level masked), close references,
+    a gold score per task, outliers out and in (meta-info.json), KendallVariants, pooled accuracy with one gold and
+    reference set per language pair, a reference outside the standard one -- MTME's task names, read back as
+    written, give MTME's values, ranks and table."""
+    controls = EXPECTED["controls"]
+    build(DATA, tmp_path, domains=True)
+    info = tmp_path / "info.json"
+    info.write_text(json.dumps(controls["meta_info"]))
+    lines = tmp_path / "controls.tasks"
+    lines.write_text("\n".join(t["name"] for t in controls["tasks"]) + "\n")
+    args = ["--tasks", str(lines), "--meta-info", str(info)]
+    got = json.loads(_run(tmp_path, *args, "-f", "json"))
+    for mine, theirs in zip(got["tasks"], controls["tasks"], strict=True):
+        assert mine["task"] == theirs["name"]
+        assert (mine["metrics"], mine["ranks"]) == (theirs["metrics"], theirs["ranks"]), theirs["name"]
+        assert mine["correlations"] == pytest.approx(theirs["correlations"], abs=1e-12), theirs["name"]
+    assert got["average_correlations"] == pytest.approx(controls["average_correlations"], abs=1e-12)
+    assert _run(tmp_path, *args, "-f", "tsv") == controls["tsv"]

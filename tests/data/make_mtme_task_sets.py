@@ -25,6 +25,13 @@ weights, ``AverageRanks`` and ``AverageCorrs`` with those weights, and ``Table(m
 initial_column=avg_corrs, initial_column_header='avg-corr', attr_list=['lang', 'level', 'corr_fcn'],
 nicknames={'KendallWithTiesOpt': 'acc-t'}, fmt=F, which_metrics='union', baselines_metainfo=...)`` for F in tsv,
 text and latex.  The meta-information evalpipe reads (``meta-info.json``) is written from the same objects.
+
+``controls``: the data controls of issue 34 part 6 as single ``tasks.Task`` objects (test set wmt21.news, k = 0) on
+``build(subset, domains=True)``, with en-de's outlier systems set to {'Online-W'}: a domain at the system level
+(domain-level files) and at the segment level, close references, a gold score per task (wmt-z), outliers out and
+in, KendallVariants tau-c and 23 with an epsilon, pooled accuracy with one gold and one reference set per language
+pair, a reference outside the standard one, KendallWithTiesOpt 23 averaged by system; their names, values and
+ranks, and the TSV table with equal weights.
 """
 from __future__ import annotations
 
@@ -43,6 +50,23 @@ from make_mtme_expected import mtme_arguments  # noqa: E402
 from task_set_data import LPS, build  # noqa: E402
 
 RECIPES = {"WMT23": "wmt23", "WMT24OnWMT23": "wmt23", "WMT24": "wmt24", "WMT25": "wmt25"}
+CONTROLS = [
+    dict(lang="en-de", level="sys", corr_fcn="pearson", domain="web", human=False, primary=False),
+    dict(lang="en-de", level="seg", corr_fcn="pearson", domain="news", human=False, primary=False),
+    dict(lang="en-de", level="seg", corr_fcn="kendall", avg_by="sys", close_refs={"refA"}, human=True, primary=False),
+    dict(lang="en-de", level="sys", corr_fcn="pearson", gold="wmt-z", human=False, primary=False),
+    dict(lang="en-de", level="sys", corr_fcn="spearman", human=False, primary=False),
+    dict(lang="en-de", level="sys", corr_fcn="spearman", human=False, primary=False, use_outliers=True),
+    dict(lang="zh-en", level="seg", corr_fcn="KendallVariants", avg_by="item", corr_fcn_args={"variant": "c"},
+         human=False, primary=False),
+    dict(lang="zh-en", level="seg", corr_fcn="KendallVariants", corr_fcn_args={"variant": "23", "epsilon": 0.5},
+         human=False, primary=False),
+    dict(lang="en-de,zh-en", level="sys", corr_fcn="accuracy", gold=["mqm", "wmt-z"], refs=[{"refC"}, {"refA"}],
+         human=False, primary=True),
+    dict(lang="en-de", level="seg", corr_fcn="pearson", avg_by="item", refs={"refA"}, human=False, primary=False),
+    dict(lang="en-de", level="seg", corr_fcn="KendallWithTiesOpt", avg_by="sys",
+         corr_fcn_args={"variant": "23", "sample_rate": 1.0}, human=False, primary=True),
+]
 
 
 def main() -> None:
@@ -102,6 +126,27 @@ def main() -> None:
                         "tables": tables})
                     print(f"{label} {recipe} primary={primary}: {len(task_set)} tasks", file=sys.stderr)
         out["data"][label] = runs
+    outliers = {"en-de": {"Online-W"}, "zh-en": set()}
+    for lp in LPS:
+        news_info[lp] = dataclasses.replace(news_info[lp], outlier_systems=outliers[lp])
+    with tempfile.TemporaryDirectory() as root:
+        build(HERE, Path(root), domains=True)
+        evs = {("wmt21.news", lp): data.EvalSet("wmt21.news", lp, read_stored_metric_scores=True, path=root)
+               for lp in LPS}
+        task_set = tasks.TaskSet()
+        for attrs in CONTROLS:
+            task_set.Append(tasks.Task("wmt21.news", k=0, **attrs))
+        results = task_set.Run(eval_set_dict=evs)
+        avg_corrs = results.AverageCorrs()
+        out["controls"] = {
+            "meta_info": {lp: dict(infos[lp], outlier_systems=sorted(outliers[lp])) for lp in LPS},
+            "tasks": [{"name": r.name, "metrics": list(r.corr_ranks),
+                       "correlations": [float(v[0]) for v in r.corr_ranks.values()],
+                       "ranks": [int(v[1]) for v in r.corr_ranks.values()]} for r in results],
+            "average_correlations": avg_corrs,
+            "tsv": results.Table(metrics=list(avg_corrs), initial_column=avg_corrs, initial_column_header="avg-corr",
+                                 attr_list=["lang", "level", "corr_fcn"], nicknames={"KendallWithTiesOpt": "acc-t"},
+                                 fmt="tsv", which_metrics="union", baselines_metainfo=news_info["en-de"])}
     (HERE / "mtme_task_sets.json").write_text(json.dumps(out, indent=1))
     print(f"wrote {HERE / 'mtme_task_sets.json'}", file=sys.stderr)
 

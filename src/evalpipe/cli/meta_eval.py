@@ -157,8 +157,8 @@ def list_command(root) -> None:
 
 @meta_eval_group.command("echo", aliases=ALIASES)
 @set_options
-@click.argument("what", type=click.Choice(["src", "ref", "sys", "docs", "scores", "systems", "metrics"]))
-@click.option("--name", help="the reference, system or scorer to print (ref, sys, scores)")
+@click.argument("what", type=click.Choice(["src", "ref", "sys", "docs", "scores", "systems", "metrics", "metadata"]))
+@click.option("--name", help="the reference, system or scorer to print (ref, sys, scores, metadata)")
 @click.option("--level", type=click.Choice(LEVELS), default="sys", show_default=True, help="level of scores")
 def echo_command(root, test_set, language_pair, what, name, level) -> None:
     """Print texts, documents, names or scores of a test set."""
@@ -174,6 +174,10 @@ def echo_command(root, test_set, language_pair, what, name, level) -> None:
         lines = [f"{d}\t{doc}" for d, doc in zip(evs.domain_per_seg, evs.doc_per_seg)]
     elif what == "systems":
         lines = sorted(evs.sys_outputs)
+    elif what == "metadata":
+        if not name:
+            raise UsageError("echo metadata needs --name SYSTEM")
+        lines = [json.dumps(row, ensure_ascii=False) for row in evs.metadata(name)]
     elif what == "metrics":
         lines = [f"{m}\t{' '.join(lv for lv in LEVELS if m in evs.scores[lv])}" for m in sorted(evs.metric_names)]
     else:

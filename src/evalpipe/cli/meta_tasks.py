@@ -129,14 +129,14 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
         for lp in task.langs:
             baselines |= meta_info_for(sets[task.test_set, lp].dir, lp, given_info).baseline_metrics
     attrs = [{a: str_value(getattr(t, a)) for a in ("test_set", "lang", "level", "corr_fcn")} for t in tasks]
-    doc = {"tasks": [dict(task=t.name, weight=w, **{k: v for k, v in r.items()})
+    doc = {"tasks": [dict(task=t.name, weight=w, threshold=t.pval, **r)
                      for t, w, r in zip(tasks, task_weights, results)],
            "weights": task_weights, "average_ranks": ranks, "average_correlations": corrs,
            "not_in_every_task": partial, "seed": seed, "mode": mode}
     if report_file:
-        from evalpipe.report import page
+        from evalpipe.report.task_set import task_set_report
 
-        write_atomically(report_file, page.task_set_report(doc, attrs, sorted(baselines)))
+        write_atomically(report_file, task_set_report(doc, attrs, sorted(baselines)))
     if fmt == "json":
         click.echo(json.dumps(doc, indent=1))
         return

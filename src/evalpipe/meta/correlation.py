@@ -76,10 +76,15 @@ def ranks(values: Sequence[float]) -> np.ndarray:
 
 
 def spearman(gold: Sequence[float], metric: Sequence[float]) -> float:
-    """Spearman's rho: Pearson of average ranks (constant ranks: NaN, as for a constant vector; NaN scores: NaN)."""
-    if np.isnan(np.asarray(gold, dtype=np.float64)).any() or np.isnan(np.asarray(metric, dtype=np.float64)).any():
+    """Spearman's rho: the correlation coefficient of average ranks, computed as scipy's ``spearmanr`` computes it
+    (``numpy.corrcoef`` of the two rank columns), so that equal rhos of different rank vectors are equal to the last
+    bit as MTME sees them (constant ranks: NaN, as for a constant vector; NaN scores: NaN)."""
+    g, m = np.asarray(gold, dtype=np.float64), np.asarray(metric, dtype=np.float64)
+    if len(g) < 2 or np.isnan(g).any() or np.isnan(m).any() or np.all(g == g[0]) or np.all(m == m[0]):
         return math.nan
-    return pearson(ranks(gold), ranks(metric))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = float(np.corrcoef(np.column_stack((ranks(g), ranks(m))), rowvar=False)[1, 0])
+    return math.nan if math.isnan(r) else r
 
 
 def pair_counts(gold: Sequence[float], metric: Sequence[float], epsilon: float = 0.0) -> Tuple[int, int, int, int, int]:

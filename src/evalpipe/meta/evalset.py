@@ -3,6 +3,10 @@
 ``ROOT/NAME/`` holds ``sources/SRC-TGT.txt``, optionally ``documents/SRC-TGT.docs`` (lines
 ``DOMAIN DOC``), ``references/SRC-TGT.REF.txt``, ``system-outputs/SRC-TGT/SYS.txt``,
 ``human-scores/SRC-TGT.SCORER.LEVEL.score`` and ``metric-scores/SRC-TGT/METRIC-REF.LEVEL.score``.
+Texts may instead be JSON lines, as MTME reads them (``data._ReadFieldFromJsonl``): ``sources/SRC-TGT.jsonl``
+(field ``source``), ``references/SRC-TGT.REF.jsonl`` (``target``), ``system-outputs/SRC-TGT/SYS.jsonl``
+(``hypothesis``); a name found as both ``.txt`` and ``.jsonl`` is an error.  ``metadata/SRC-TGT/SYS.jsonl``, where
+present, holds one JSON object per segment of that system (read on first use: :meth:`EvalSet.metadata`).
 LEVEL is ``sys``, ``domain``, ``doc`` or ``seg``.  Score files have lines ``SYS SCORE`` (domain
 files: ``DOMAIN SYS SCORE``); ``None`` marks a missing human score.  Every malformed line raises
 :class:`EvalSetError` naming the file and line.  Without a documents file the set has one domain and
@@ -24,6 +28,43 @@ LEVELS = ("sys", "domain", "doc", "seg")
 
 class EvalSetError(InputError):
     """A file of the evaluation set that does not have the expected form."""
+
+
+TEXT_FIELDS = {"sources": "source", "references": "target", "system-outputs": "hypothesis"}
+
+
+def read_jsonl_field(path: str, field: str) -> List[str]:
+    """The ``field`` of every JSON line of ``path`` (a string each); a line that is not a JSON object holding it is
+    an :class:`EvalSetError` naming the line."""
+    import json
+
+    out = []
+    for number, line in enumerate(read_lines(path, allow_empty=True), 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise EvalSetError(f"{path}, line {number}: not JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(record, dict) or not isinstance(record.get(field), str):
+            raise EvalSetError(f"{path}, line {number}: expected a JSON object with a string field {field!r}")
+        out.append(record[field])
+    return out
+
+
+def _text_files(folder: str, prefix: str) -> Dict[str, str]:
+    """``{name: path}`` of ``folder/PREFIXNAME.txt`` and ``.jsonl``; a name with both is an error."""
+    found: Dict[str, str] = {}
+    for ext in (".txt", ".jsonl"):
+        for path in sorted(glob.glob(os.path.join(folder, f"{glob.escape(prefix)}*{ext}"))):
+            name = os.path.basename(path)[len(prefix):-len(ext)]
+            if name in found:
+                raise EvalSetError(f"{folder}: {prefix}{name} is there as both .txt and .jsonl; keep one")
+            found[name] = path
+    return found
+
+
+def read_texts(path: str, kind: str) -> List[str]:
+    """Lines of a ``.txt`` file, or the field of ``kind`` (sources, references, system-outputs) of a ``.jsonl``."""
+    return read_jsonl_field(path, TEXT_FIELDS[kind]) if path.endswith(".jsonl") else read_lines(path, allow_empty=True)
 
 
 def read_score_file(path: str, domains: Optional[Sequence[str]] = None) -> Dict[str, List[Optional[float]]]:
@@ -86,11 +127,10 @@ class EvalSet:
         self.dir = os.path.join(root, name)
         if not os.path.isdir(self.dir):
             raise EvalSetError(f"no test set {name!r} under {root}")
-        src_file = os.path.join(self.dir, "sources", f"{lp}.txt")
-        if not os.path.exists(src_file):
-            pairs = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(self.dir, "sources", "*.txt")))
-            raise EvalSetError(f"no language pair {lp!r} in {self.dir}; found {pairs}")
-        self.src = read_lines(src_file, allow_empty=True)
+        sources = _text_files(os.path.join(self.dir, "sources"), "")
+        if lp not in sources:
+            raise EvalSetError(f"no language pair {lp!r} in {self.dir}; found {sorted(sources)}")
+        self.src = read_texts(sources[lp], "sources")
         n = len(self.src)
         doc_file = os.path.join(self.dir, "documents", f"{lp}.docs")
         if os.path.exists(doc_file):
@@ -111,12 +151,12 @@ class EvalSet:
         if len(self.docs) != len(set(self.docs)):
             raise EvalSetError(f"{doc_file}: the segments of each document must be contiguous")
         self.refs: Dict[str, List[str]] = {}
-        for path in sorted(glob.glob(os.path.join(self.dir, "references", f"{lp}.*.txt"))):
-            ref = os.path.basename(path)[len(lp) + 1:-4]
-            self.refs[ref] = self._aligned(path)
+        for ref, path in sorted(_text_files(os.path.join(self.dir, "references"), f"{lp}.").items()):
+            self.refs[ref] = self._aligned(path, "references")
         self.sys_outputs: Dict[str, List[str]] = {}
-        for path in sorted(glob.glob(os.path.join(self.dir, "system-outputs", lp, "*.txt"))):
-            self.sys_outputs[os.path.basename(path)[:-4]] = self._aligned(path)
+        for system, path in sorted(_text_files(os.path.join(self.dir, "system-outputs", lp), "").items()):
+            self.sys_outputs[system] = self._aligned(path, "system-outputs")
+        self._metadata: Dict[str, List[dict]] = {}
         self.scores: Dict[str, ScoreFiles] = {
             lv: ScoreFiles(lambda path, lv=lv: self._checked(
                 read_score_file(path, self.domains if lv == "domain" else None), lv, path)) for lv in LEVELS}
@@ -136,8 +176,31 @@ class EvalSet:
             self.scores[level].get(scorer)  # reads and checks it
         return scorer
 
-    def _aligned(self, path: str) -> List[str]:
-        lines = read_lines(path, allow_empty=True)
+    def metadata(self, system: str) -> List[dict]:
+        """``metadata/LP/SYSTEM.jsonl``: one JSON object per segment (MTME's ``EvalSet.metadata``)."""
+        import json
+
+        if system not in self._metadata:
+            path = os.path.join(self.dir, "metadata", self.lp, f"{system}.jsonl")
+            if not os.path.exists(path):
+                have = sorted(os.path.basename(p)[:-6] for p in
+                              glob.glob(os.path.join(self.dir, "metadata", self.lp, "*.jsonl")))
+                raise EvalSetError(f"no metadata for system {system!r} in {self.dir} {self.lp}; found: "
+                                   f"{', '.join(have) or 'none'}")
+            rows = []
+            for number, line in enumerate(self._aligned(path, "metadata"), 1):
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise EvalSetError(f"{path}, line {number}: not JSON ({e.msg} at column {e.colno})") from None
+                if not isinstance(row, dict):
+                    raise EvalSetError(f"{path}, line {number}: expected a JSON object, got {line[:40]!r}")
+                rows.append(row)
+            self._metadata[system] = rows
+        return self._metadata[system]
+
+    def _aligned(self, path: str, kind: str) -> List[str]:
+        lines = read_lines(path, allow_empty=True) if kind == "metadata" else read_texts(path, kind)
         if len(lines) != len(self.src):
             raise EvalSetError(f"{path} has {len(lines)} lines, the source has {len(self.src)}")
         return lines
@@ -175,5 +238,5 @@ def list_sets(root: str) -> Dict[str, List[str]]:
     out = {}
     for d in sorted(glob.glob(os.path.join(root, "*", "sources"))):
         name = os.path.basename(os.path.dirname(d))
-        out[name] = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(d, "*.txt")))
+        out[name] = sorted(_text_files(d, ""))
     return out

@@ -151,6 +151,17 @@ def _require(doc: Any, keys: Sequence[str], what: str) -> None:
 META_KEYS = ("metrics", "correlations", "matrix", "ranks")
 
 
+def metric_matrix(names: Sequence[str], sig: Sequence[Sequence[float]], threshold: float) -> str:
+    """The metric x metric table of p-values (upper triangle; green where the row metric is significantly better)."""
+    return ('<table class="matrix"><tr><th></th>' +
+            "".join(f'<th class="column">{escape(n)}</th>' for n in names) + "</tr>" +
+            "".join(f'<tr><th class="row">{escape(a)}</th>' + "".join(
+                '<td class="self"></td>' if i >= j else
+                f'<td class="{"better" if sig[i][j] <= threshold else "same"}" title="{escape(a)} better than '
+                f'{escape(b)}: p = {sig[i][j]:.4g}">{sig[i][j]:.2f}</td>' for j, b in enumerate(names)) + "</tr>"
+                for i, a in enumerate(names)) + "</table>")
+
+
 def meta_report(doc: Dict[str, Any], title: str = "evalpipe: metrics against human judgments") -> str:
     """The HTML page of a ``meta-eval matrix`` JSON document: correlations with significance clusters,
     the metric x metric p-values, and (system level) human against metric scores per system."""
@@ -168,13 +179,7 @@ def meta_report(doc: Dict[str, Any], title: str = "evalpipe: metrics against hum
              f"p &le; {threshold} in the PERM-BOTH permutation test, {escape(str(doc.get('trials', '?')))} "
              f"resamples).</figcaption></figure>",
              "<h2>Is the row metric better than the column metric?</h2>",
-             '<figure><table class="matrix"><tr><th></th>' +
-             "".join(f'<th class="column">{escape(n)}</th>' for n in names) + "</tr>" +
-             "".join(f'<tr><th class="row">{escape(a)}</th>' + "".join(
-                 '<td class="self"></td>' if i >= j else
-                 f'<td class="{"better" if sig[i][j] <= threshold else "same"}" title="{escape(a)} better than '
-                 f'{escape(b)}: p = {sig[i][j]:.4g}">{sig[i][j]:.2f}</td>' for j, b in enumerate(names)) + "</tr>"
-                 for i, a in enumerate(names)) + "</table>" +
+             "<figure>" + metric_matrix(names, sig, threshold) +
              f"<figcaption class=\"caption\">p-value of the test that the row metric correlates better than the "
              f"column metric (green: p &le; {threshold}).</figcaption></figure>"]
     if "human_scores" in doc:
