@@ -110,12 +110,15 @@ def select(evs: EvalSet, info: MetaInfo, level: str, refs: Set[str], close_refs:
             continue
         shown = display_name(base, used, info)
         if shown in metrics:
-            raise InputError(f"{where}: metrics {files[shown]} and {name} both show as {shown} in {evs.lp}")
+            hint = (f" ({evs.lp} has one reference, so -all means -{''.join(evs.refs)}: MTME refuses the duplicate "
+                    f"too; remove one file)" if len(evs.refs) == 1 and "-all" in (files[shown][-4:], name[-4:]) else "")
+            raise InputError(f"{where}: metrics {files[shown]} and {name} both show as {shown} in {evs.lp}{hint}")
         table = evs.Scores(level, name)
         lacking = [s for s in systems if s not in table]
         if lacking:
+            hint = "; human=False leaves the human translations out" if set(lacking) & set(evs.refs) else ""
             raise InputError(f"{where}: metric {name} has no {level} score for {', '.join(lacking[:5])}"
-                             f"{' ...' if len(lacking) > 5 else ''} in {evs.lp} (MTME would count them as 0)")
+                             f"{' ...' if len(lacking) > 5 else ''} in {evs.lp} (MTME would count them as 0{hint})")
         metrics[shown] = [v for s in systems for v in kept(table[s])]
         files[shown] = name
     if only is not None:
