@@ -137,3 +137,22 @@ def test_data_controls_equal_mtmes(tmp_path):
         assert mine["correlations"] == pytest.approx(theirs["correlations"], abs=1e-12), theirs["name"]
     assert got["average_correlations"] == pytest.approx(controls["average_correlations"], abs=1e-12)
     assert _run(tmp_path, *args, "-f", "tsv") == controls["tsv"]
+
+
+def test_locale_language_pairs_as_wmt25_names_them(roots, tmp_path):
+    """WMT25's language pairs carry locales (en-ar_EG, en-sr_Cyrl_RS): the same data under ``en-de_DE`` gives what
+    it gives under ``en-de``."""
+    import shutil
+
+    news = tmp_path / "wmt21.news"
+    shutil.copytree(roots("subset") / "wmt21.news", news)
+    for path in sorted(news.rglob("*en-de*"), key=lambda p: -len(p.parts)):
+        path.rename(path.with_name(path.name.replace("en-de", "en-de_DE")))
+    info = json.loads((news / "meta-info.json").read_text())
+    info["en-de_DE"] = info.pop("en-de")
+    (news / "meta-info.json").write_text(json.dumps(info))
+    located = json.loads(_run(tmp_path, "--recipe", "WMT25", "-l", "en-de_DE,zh-en", "-f", "json"))
+    plain = json.loads(_run(roots("subset"), "--recipe", "WMT25", "-l", "en-de,zh-en", "-f", "json"))
+    assert [t["task"].replace("en-de_DE", "en-de") for t in located["tasks"]] == [t["task"] for t in plain["tasks"]]
+    assert [(t["metrics"], t["correlations"], t["ranks"]) for t in located["tasks"]] == \
+        [(t["metrics"], t["correlations"], t["ranks"]) for t in plain["tasks"]]

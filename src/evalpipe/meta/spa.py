@@ -123,7 +123,8 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
                      num_sys: int, k: int = 1000, seed: Optional[int] = None, mode: str = "fast",
                      block_size: int = 100, early_min: float = 0.02, early_max: float = 0.5,
                      random_state: Optional[np.random.RandomState] = None, human_p: Optional[np.ndarray] = None,
-                     permutations: int = PERMUTATIONS, zscored: Optional[Dict[int, np.ndarray]] = None) -> dict:
+                     permutations: int = PERMUTATIONS, zscored: Optional[Dict[int, np.ndarray]] = None,
+                     observed: Optional[Dict[int, float]] = None) -> dict:
     """``{"p_value", "delta", "trials"}``: is metric2's SPA higher than metric1's?  MTME's PERM-BOTH test with SPA as
     the statistic (``CompareMetricsWithPairwiseConfidenceError``): both metrics' scores (None human scores' segments
     left out) z-normalized, a coin per score swapping them, SPA of each mix.  ``mode="mtme"``: MTME's legacy stream,
@@ -147,7 +148,11 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
     s1 = known[id(metric1)] if id(metric1) in known else _filtered(gold, metric1)
     s2 = known[id(metric2)] if id(metric2) in known else _filtered(gold, metric2)
     shape = (num_sys, rated)
-    delta = _spa_of(s2.reshape(shape), humans, signs, upper) - _spa_of(s1.reshape(shape), humans, signs, upper)
+    seen = observed if observed is not None else {}
+    for metric, z in ((metric1, s1), (metric2, s2)):  # SPA of a z-normalized metric: the same in all its tests
+        if id(metric) not in seen:
+            seen[id(metric)] = _spa_of(z.reshape(shape), humans, signs, upper)
+    delta = seen[id(metric2)] - seen[id(metric1)]
     n = len(s1)
     if mode == "mtme":
         rng = random_state if random_state is not None else np.random.RandomState(seed)
@@ -183,6 +188,7 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: dict, num_sys:
     humans = pairwise_p_values(g, signs)
     values = {name: soft_pairwise_accuracy(gold, scores, num_sys, human_p=humans) for name, scores in metrics.items()}
     zscored = {id(scores): _filtered(gold, scores) for scores in metrics.values()}  # each metric is in many tests
+    observed: Dict[int, float] = {}  # and so is the SPA of its z-normalized scores
     return ranked_matrix(values, None if not k else lambda worse, better, **draw: permutation_test(
         gold, metrics[worse], metrics[better], num_sys, k=k, mode=mode, block_size=block_size, human_p=humans,
-        zscored=zscored, **draw), seed, mode, threshold)
+        zscored=zscored, observed=observed, **draw), seed, mode, threshold)
