@@ -25,6 +25,7 @@ import numpy as np
 
 from evalpipe.errors import InputError
 from evalpipe.meta.significance import mtme_trials, ranked_matrix
+from evalpipe.sufficient_stats.resample import assign_ranks
 
 SEED = 4
 PERMUTATIONS = 1000
@@ -176,6 +177,59 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
     return {"p_value": large / done, "delta": float(delta), "trials": done}
 
 
+def _p_counts(u: np.ndarray, upper, permutations: int) -> np.ndarray:
+    """(trials, pairs) p-values of "i beats j" from each trial's permuted minus observed sums (trials, systems,
+    permutations)."""
+    return np.stack([np.count_nonzero(u[:, i] >= u[:, j], axis=1) for i, j in zip(*upper)], axis=1) / permutations
+
+
+def _fast_matrix(order: Sequence[str], zs: Dict[str, np.ndarray], spa: Dict[str, float], humans: np.ndarray,
+                 signs: np.ndarray, k: int, seed: Optional[int], block_size: int, early_min: float = 0.02,
+                 early_max: float = 0.5) -> np.ndarray:
+    """Every pair's SPA permutation test at once, block by block: one coin matrix per block is shared by every
+    pair of metrics, so that a mix's permuted sums are sums of per-metric products computed once per block --
+    W(a) = (coins * z(a)) @ signs.T -- rather than one product per pair (the mix of a and b taking a where the coin
+    is 1 sums to W(a) + F(b) - W(b), F(b) = z(b) @ signs.T).  Each pair's test is the same test (its own trials,
+    its early stopping at the end of a block); the pairs' p-values are no longer drawn independently of each other,
+    which no single comparison sees.  ``matrix[i, j]``: the p-value of the pair (``order[i]`` better than
+    ``order[j]``)."""
+    n, rated = next(iter(zs.values())).shape
+    upper = np.triu_indices(n, 1)
+    perms = signs.shape[0]
+    # a metric's permuted minus observed sums: G(a) for all its scores, U(a) for the part the coins give it
+    full = {a: np.matmul(z, signs.T) - z.sum(axis=1)[:, None] for a, z in zs.items()}  # (n, perms)
+    hp = humans[upper][None, :]
+    m = len(order)
+    active = {(i, j) for i in range(m) for j in range(i + 1, m)}
+    large = dict.fromkeys(active, 0)
+    matrix = np.zeros((m, m))
+    rng = np.random.default_rng(seed)
+    done = 0
+    while active and done < k:
+        size = min(block_size - done % block_size, k - done, 250)
+        w = rng.integers(0, 2, size=(size, n, rated), dtype=np.int8).astype(np.float32)
+        needed = {order[x] for pair in active for x in pair}
+        part = {}
+        for a in needed:
+            weighted = w * zs[a]
+            part[a] = np.matmul(weighted.reshape(size * n, rated), signs.T).reshape(size, n, perms)
+            part[a] -= weighted.sum(axis=2)[:, :, None]
+        for i, j in active:
+            better, worse = order[i], order[j]  # metric 1 = worse, metric 2 = better, as permutation_test
+            d = part[worse] - part[better]  # mix 1 = U(worse) + G(better) - U(better); mix 2 = G(worse) - that d
+            mix1 = _p_counts(d + full[better], upper, perms)
+            d = np.subtract(full[worse], d, out=d)
+            mix2 = _p_counts(d, upper, perms)
+            c1, c2 = 1.0 - np.abs(hp - mix1).mean(axis=1), 1.0 - np.abs(hp - mix2).mean(axis=1)
+            large[i, j] += int(np.count_nonzero(c2 - c1 >= spa[better] - spa[worse]))
+        done += size
+        for pair in sorted(active):
+            matrix[pair] = large[pair] / done
+            if done % block_size == 0 and not early_min <= matrix[pair] <= early_max:
+                active.discard(pair)
+    return matrix
+
+
 def significance_matrix(gold: Sequence[Optional[float]], metrics: dict, num_sys: int, k: int = 1000,
                         seed: Optional[int] = None, mode: str = "fast", threshold: float = 0.05,
                         block_size: int = 100) -> dict:
@@ -188,6 +242,14 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: dict, num_sys:
     humans = pairwise_p_values(g, signs)
     values = {name: soft_pairwise_accuracy(gold, scores, num_sys, human_p=humans) for name, scores in metrics.items()}
     zscored = {id(scores): _filtered(gold, scores) for scores in metrics.values()}  # each metric is in many tests
+    if mode == "fast" and k:
+        order = sorted(values, key=lambda name: (-values[name], name))
+        upper = np.triu_indices(num_sys, 1)
+        zs = {name: zscored[id(metrics[name])].reshape(num_sys, -1).astype(np.float32) for name in order}
+        spa = {name: _spa_of(zs[name], humans, signs, upper) for name in order}
+        sig = _fast_matrix(order, zs, spa, humans, signs, k, seed, block_size)
+        return {"metrics": order, "correlations": [values[m] for m in order], "matrix": sig.tolist(),
+                "ranks": assign_ranks(sig, threshold)}
     observed: Dict[int, float] = {}  # and so is the SPA of its z-normalized scores
     return ranked_matrix(values, None if not k else lambda worse, better, **draw: permutation_test(
         gold, metrics[worse], metrics[better], num_sys, k=k, mode=mode, block_size=block_size, human_p=humans,
