@@ -23,6 +23,7 @@ import bench_report  # noqa: E402
 import bench_sacrebleu_cli  # noqa: E402
 import bench_shortform  # noqa: E402
 import bench_spa  # noqa: E402
+import bench_tasks  # noqa: E402
 import bench_simul  # noqa: E402
 import bench_stream  # noqa: E402
 import bench_tune  # noqa: E402
@@ -61,6 +62,8 @@ def main() -> None:
     bench_meta.main(scale)
     print("## SPA's significance matrix, 10 metrics (issue 34; needs MTME_PATH)")
     bench_spa.main(max(100, int(100 * scale)))
+    print("## the WMT24 task set through the command line (issue 34; needs MTME_PATH)")
+    bench_tasks.main(max(100, int(100 * scale)))
     print("## every core without a flag (issue 33)")
     bench_workers.main(scale)
     print("## WER against jiwer and SimulEval's scorer (issue 36)")
