@@ -11,25 +11,12 @@ import click
 
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Flag, Group, Rules, check_rules, given_flags, stacked
+from evalpipe.cli.meta_options import MODE, root_option
 from evalpipe.corpus import write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
 from evalpipe.meta.evalset import LEVELS, EvalSet, list_sets, parse_score_lines, read_score_file
 from evalpipe.registry import metric_specs, parse_key_values
-
-root_option = click.option("--root", envvar="EVALPIPE_MTME_ROOT", callback=lambda ctx, p, v: _root(v),
-                           type=click.Path(file_okay=False),
-                           help="folder holding test sets in the MTME layout (or the environment variable "
-                                "EVALPIPE_MTME_ROOT)")
-
-
-def _root(value):
-    if not value:
-        raise click.UsageError("give the folder of MTME test sets: --root DIR or EVALPIPE_MTME_ROOT=DIR")
-    if not os.path.isdir(value):
-        raise click.BadParameter(f"no folder {value!r}", param_hint="--root")
-    return value
-
 
 set_options = stacked([
     root_option,
@@ -288,8 +275,6 @@ def _metric_scores(evs: EvalSet, level: str, name: str) -> Dict[str, List[float]
 
 TRIALS = click.option("-k", "--trials", type=click.IntRange(min=1), default=1000, show_default=True,
                       help="resampling trials of the significance test")
-MODE = click.option("--mode", type=click.Choice(["fast", "mtme"]), default="fast", show_default=True,
-                    help="fast batched draws, or MTME's exact legacy random stream")
 K_BLOCK = click.option("--k-block", "k_block", type=click.IntRange(min=1), default=None,
                        help="permutation tests may stop early at every multiple of this many trials, as MTME's "
                             "k_block (default 1000, MTME's command line and CompareMetrics; its tasks.Task uses 100)")

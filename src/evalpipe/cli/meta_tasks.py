@@ -3,13 +3,14 @@ MTME's tables."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Dict, List, Optional, Tuple
 
 import click
 
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command
-from evalpipe.cli.meta_eval import MODE, root_option
+from evalpipe.cli.meta_options import MODE, root_option
 from evalpipe.corpus import read_lines, write_atomically
 from evalpipe.errors import InputError, UsageError
 
@@ -63,8 +64,8 @@ def _task_list(recipe, task_file, task_lines, test_set, lps, trials, primary, hu
               help="permutation trials of tasks that set no k (a recipe's: default 0, no significance test)")
 @click.option("--primary/--no-primary", default=None,
               help="primary metrics only (tasks that do not set primary; a recipe's default: --primary)")
-@click.option("--human", default=None, help="human score of tasks that set no gold (default: the standard one of "
-                                             "the level, meta-info.json)")
+@click.option("--human", default=None,
+              help="human score of tasks that set no gold (default: the standard one of the level, meta-info.json)")
 @opt.metrics("metrics to keep (base names: chrF, COMET; default: every metric the tasks select)", any_word=True)
 @click.option("--meta-info", "meta_info_file", type=click.Path(dir_okay=False), default=None,
               help="standard references, human scores, primaries, outliers, baselines (default: the test set's "
@@ -82,7 +83,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
     and MTME's table (WMT23 to WMT25's way of ranking metrics)."""
     from evalpipe.meta.evalset import EvalSet
     from evalpipe.meta.meta_info import meta_info_for, read_meta_info
-    from evalpipe.meta.tables import ATTRS_SHOWN, task_set_table
+    from evalpipe.meta.tables import task_set_table
     from evalpipe.meta.task_run import resolve, run_task
     from evalpipe.meta.tasks import assign_weights, average_corrs, average_ranks, str_value
 
@@ -95,7 +96,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
             given = [float(w) for w in weights.split(",")]
         except ValueError:
             raise click.BadParameter(f"expected numbers separated by commas, got {weights!r}", param_hint="--weights")
-        if len(given) != len(tasks) or sum(given) <= 0 or min(given) < 0:
+        if len(given) != len(tasks) or not all(math.isfinite(w) and w >= 0 for w in given) or sum(given) <= 0:
             raise click.BadParameter(f"expected {len(tasks)} non-negative weights (one per task) with a positive sum, "
                                      f"got {len(given)}", param_hint="--weights")
         task_weights = [w / sum(given) for w in given]
@@ -109,14 +110,14 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
         for lp in task.langs:
             if (task.test_set, lp) not in sets:
                 sets[task.test_set, lp] = EvalSet(root, task.test_set, lp)
+    infos = {key: meta_info_for(evs.dir, key[1], given_info) for key, evs in sets.items()}
     only = _split(metric_names) or None
     for i, task in enumerate(tasks):
-        tasks[i] = resolve(task, lambda lp, t=task: sets[t.test_set, lp],
-                           lambda lp, t=task: meta_info_for(sets[t.test_set, lp].dir, lp, given_info), f"task{i + 1}")
+        tasks[i] = resolve(task, lambda lp, t=task: sets[t.test_set, lp], lambda lp, t=task: infos[t.test_set, lp],
+                           f"task{i + 1}")
     results = []
     for i, task in enumerate(tasks, 1):
-        results.append(run_task(task, lambda lp, t=task: sets[t.test_set, lp],
-                                lambda lp, t=task: meta_info_for(sets[t.test_set, lp].dir, lp, given_info),
+        results.append(run_task(task, lambda lp, t=task: sets[t.test_set, lp], lambda lp, t=task: infos[t.test_set, lp],
                                 seed=seed, mode=mode, only=only, where=f"task{i}"))
     ranks = average_ranks(results, task_weights)
     corrs = average_corrs(results, tasks, task_weights)
@@ -124,10 +125,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
     partial = sorted(every - set(corrs))
     if partial:
         click.echo(f"Note: not in every task, so without an average: {', '.join(partial)}", err=True)
-    baselines = set()
-    for task in tasks:
-        for lp in task.langs:
-            baselines |= meta_info_for(sets[task.test_set, lp].dir, lp, given_info).baseline_metrics
+    baselines = set().union(*(info.baseline_metrics for info in infos.values()))
     attrs = [{a: str_value(getattr(t, a)) for a in ("test_set", "lang", "level", "corr_fcn")} for t in tasks]
     doc = {"tasks": [dict(task=t.name, weight=w, threshold=t.pval, **r)
                      for t, w, r in zip(tasks, task_weights, results)],

@@ -85,8 +85,6 @@ def soft_pairwise_accuracy(gold: Sequence[Optional[float]], metric: Sequence[flo
     return float(1.0 - np.mean(np.abs(humans - machine)[upper]))
 
 
-
-
 def _filtered(gold: Sequence[Optional[float]], metric: Sequence[float]) -> np.ndarray:
     """The metric's scores where the human score is not None, z-normalized (MTME's ``_ReshapeAndFilter`` with
     average_by none, then ``scipy.stats.zscore``)."""

@@ -166,13 +166,15 @@ def resolve(task: Task, sets: Callable[[str], EvalSet], infos: Callable[[str], M
             elif len(evs.refs) == 1:
                 ref = set(evs.refs)
             else:
-                raise UsageError(f"{where}: {lp} has {len(evs.refs)} references ({', '.join(sorted(evs.refs)) or 'none'}"
+                names = ", ".join(sorted(evs.refs)) or "none"
+                raise UsageError(f"{where}: {lp} has {len(evs.refs)} references ({names}"
                                  f"): name the standard one with refs= in the task or std_ref in meta-info.json")
         golds.append(gold)
         refs.append(set(ref))
         close.append(set(pick(task.close_refs) or set()))
     if task.corr_fcn == "accuracy":
-        return dataclasses.replace(task, gold=golds, refs=refs, close_refs=close, corr_fcn_args=task.corr_fcn_args or {})
+        return dataclasses.replace(task, gold=golds, refs=refs, close_refs=close,
+                                   corr_fcn_args=task.corr_fcn_args or {})
     return dataclasses.replace(task, gold=golds[0], refs=refs[0], close_refs=close[0],
                                corr_fcn_args=task.corr_fcn_args or {})
 

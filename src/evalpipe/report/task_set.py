@@ -14,7 +14,8 @@ table.tasks td.rank1 { background: #d8f0dd; font-weight: 600; }
 table.tasks th.task, table.tasks td.task { border-left: 1px solid #ccc; }
 table.tasks td.missing { color: #aaa; }
 table.tasks td.avg { font-weight: 600; }
-table.tasks thead th { font-weight: normal; color: #555; } table.tasks thead tr:last-child th { font-weight: 600; color: #222; }
+table.tasks thead th { font-weight: normal; color: #555; }
+table.tasks thead tr:last-child th { font-weight: 600; color: #222; }
 </style>
 """
 
