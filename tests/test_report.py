@@ -278,3 +278,30 @@ def test_demo_report_runs_on_the_shipped_data(tmp_path):
     completed = subprocess.run([script("evalpipe"), "report", "-o", str(out)], capture_output=True, text=True,
                                env=child_env(), timeout=300)
     assert completed.returncode == 2 and "or --demo" in completed.stderr
+
+
+def test_task_set_report_shows_the_json(tmp_path):
+    """``meta-eval tasks --report``: the task-set table's cells are the JSON's ranks and values, each task's ranking
+    is there in clusters, and with k > 0 its p-value matrix."""
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(NEWS, root / "wmt21.news")
+    out = tmp_path / "tasks.html"
+    tasks = ["--task", "lang=en-de level=sys refs={'refA'} gold=mqm human=False k=50",
+             "--task", "lang=en-de level=sys refs={'refA'} gold=mqm human=False corr_fcn=kendall k=0"]
+    result = CliRunner().invoke(main, ["meta-eval", "tasks", "--root", str(root), "--test-set", "wmt21.news", *tasks,
+                                       "-f", "json", "--report", str(out)])
+    assert result.exit_code == 0, result.output
+    doc, html = json.loads(result.stdout), out.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    cells = re.findall(r'<td class="task[^"]*">(\d+) &middot; ([-\d.]+)</td>', html)
+    want = []
+    for metric in doc["average_correlations"]:
+        for task in doc["tasks"]:
+            i = task["metrics"].index(metric)
+            want.append((str(task["ranks"][i]), f"{task['correlations'][i]:.3f}"))
+    assert cells == want
+    assert html.count('<table class="matrix">') == 1  # the k = 50 task; k = 0 has no test
+    for task in doc["tasks"]:
+        assert task["task"].replace("'", "&#x27;") in html

@@ -10,6 +10,8 @@ from evalpipe.report.page import _page, metric_matrix
 
 EXTRA_STYLE = """
 <style>
+table.tasks td, table.tasks th { white-space: nowrap; padding: 0.25em 0.5em; }
+div.wide { overflow-x: auto; }
 table.tasks td.rank1 { background: #d8f0dd; font-weight: 600; }
 table.tasks th.task, table.tasks td.task { border-left: 1px solid #ccc; }
 table.tasks td.missing { color: #aaa; }
@@ -40,8 +42,9 @@ def task_set_report(doc: Dict[str, Any], attrs: List[Dict[str, str]], baselines:
     for attr in ("lang", "level", "corr_fcn"):
         head += f"<tr><th>{attr}</th><th></th>" + "".join(
             f'<th class="task">{escape(a[attr].replace("KendallWithTiesOpt", "acc-t"))}</th>' for a in attrs) + "</tr>"
+    head += "<tr><th>weight</th><th></th>" + "".join(f'<th class="task">{t["weight"]:.3g}</th>' for t in tasks) + "</tr>"
     head += "<tr><th>metric</th><th>average</th>" + "".join(
-        f'<th class="task">task{i} (w {t["weight"]:.3g})</th>' for i, t in enumerate(tasks, 1)) + "</tr>"
+        f'<th class="task">task{i}</th>' for i in range(1, len(tasks) + 1)) + "</tr>"
     body = ""
     cells = [{m: (c, r) for m, c, r in zip(t["metrics"], t["correlations"], t["ranks"])} for t in tasks]
     for metric in order:
@@ -60,7 +63,7 @@ def task_set_report(doc: Dict[str, Any], attrs: List[Dict[str, str]], baselines:
              f"from -1..1, accuracies and SPA as they are), weighted as shown; seed {escape(str(doc.get('seed')))}, "
              f"{escape(str(doc.get('mode')))} mode.</p>",
              "<h2>Metrics over the task set</h2>",
-             f'<figure><table class="tasks"><thead>{head}</thead><tbody>{body}</tbody></table>'
+             f'<figure><div class="wide"><table class="tasks"><thead>{head}</thead><tbody>{body}</tbody></table></div>'
              '<figcaption class="caption">Each cell: rank &middot; value. A task\'s rank is its significance cluster '
              "(with k = 0 no test is run and ranks are positions); green: rank 1. <i>Italics</i>: not a primary "
              "metric; <u>underlined</u>: baseline; [noref]: no reference. A metric missing from a task has no "
