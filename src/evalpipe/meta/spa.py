@@ -204,7 +204,8 @@ def _fast_matrix(order: Sequence[str], zs: Dict[str, np.ndarray], spa: Dict[str,
     rng = np.random.default_rng(seed)
     done = 0
     while active and done < k:
-        size = min(block_size - done % block_size, k - done, 250)
+        # trials drawn together: up to 250, fewer where every metric's sums would pass ~200 MB of float32
+        size = min(block_size - done % block_size, k - done, 250, max(1, 50_000_000 // (len(zs) * n * perms)))
         w = rng.integers(0, 2, size=(size, n, rated), dtype=np.int8).astype(np.float32)
         needed = {order[x] for pair in active for x in pair}
         part = {}
