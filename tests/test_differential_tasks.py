@@ -153,7 +153,7 @@ def task_results(draw):
         present = draw(st.lists(st.sampled_from(names), min_size=1, max_size=4, unique=True))
         corr_fcn = draw(st.sampled_from(["pearson", "accuracy", "pce", "KendallWithTiesOpt", "kendall"]))
         lang = "en-de,zh-en" if corr_fcn == "accuracy" else draw(st.sampled_from(["en-de", "zh-en"]))
-        tasks.append(make_task({"lang": lang, "corr_fcn": corr_fcn}))
+        tasks.append(make_task({"lang": lang, "corr_fcn": corr_fcn, "k": 0}))
         values = draw(st.lists(st.floats(-1, 1), min_size=len(present), max_size=len(present)))
         ranks = sorted(draw(st.lists(st.integers(1, 4), min_size=len(present), max_size=len(present))))
         results.append({"metrics": present, "correlations": values, "ranks": ranks})

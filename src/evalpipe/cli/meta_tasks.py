@@ -112,13 +112,11 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
                 sets[task.test_set, lp] = EvalSet(root, task.test_set, lp)
     infos = {key: meta_info_for(evs.dir, key[1], given_info) for key, evs in sets.items()}
     only = _split(metric_names) or None
-    for i, task in enumerate(tasks):
-        tasks[i] = resolve(task, lambda lp, t=task: sets[t.test_set, lp], lambda lp, t=task: infos[t.test_set, lp],
-                           f"task{i + 1}")
-    results = []
-    for i, task in enumerate(tasks, 1):
-        results.append(run_task(task, lambda lp, t=task: sets[t.test_set, lp], lambda lp, t=task: infos[t.test_set, lp],
-                                seed=seed, mode=mode, only=only, where=f"task{i}"))
+    data = [({lp: sets[t.test_set, lp] for lp in t.langs}, {lp: infos[t.test_set, lp] for lp in t.langs})
+            for t in tasks]
+    tasks = [resolve(t, *d, f"task{i}") for i, (t, d) in enumerate(zip(tasks, data), 1)]  # all, before any runs
+    results = [run_task(t, *d, seed=seed, mode=mode, only=only, where=f"task{i}")
+               for i, (t, d) in enumerate(zip(tasks, data), 1)]
     ranks = average_ranks(results, task_weights)
     corrs = average_corrs(results, tasks, task_weights)
     every = set().union(*(r["metrics"] for r in results))

@@ -33,9 +33,8 @@ class EvalSetError(InputError):
 TEXT_FIELDS = {"sources": "source", "references": "target", "system-outputs": "hypothesis"}
 
 
-def read_jsonl_field(path: str, field: str) -> List[str]:
-    """The ``field`` of every JSON line of ``path`` (a string each); a line that is not a JSON object holding it is
-    an :class:`EvalSetError` naming the line."""
+def read_json_objects(path: str) -> List[dict]:
+    """One JSON object per line of ``path``; a line that is not one is an :class:`EvalSetError` naming it."""
     import json
 
     out = []
@@ -44,7 +43,17 @@ def read_jsonl_field(path: str, field: str) -> List[str]:
             record = json.loads(line)
         except json.JSONDecodeError as e:
             raise EvalSetError(f"{path}, line {number}: not JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(record, dict) or not isinstance(record.get(field), str):
+        if not isinstance(record, dict):
+            raise EvalSetError(f"{path}, line {number}: expected a JSON object, got {line[:40]!r}")
+        out.append(record)
+    return out
+
+
+def read_jsonl_field(path: str, field: str) -> List[str]:
+    """The ``field`` of every JSON line of ``path`` (a string each), else an :class:`EvalSetError` naming the line."""
+    out = []
+    for number, record in enumerate(read_json_objects(path), 1):
+        if not isinstance(record.get(field), str):
             raise EvalSetError(f"{path}, line {number}: expected a JSON object with a string field {field!r}")
         out.append(record[field])
     return out
@@ -152,10 +161,10 @@ class EvalSet:
             raise EvalSetError(f"{doc_file}: the segments of each document must be contiguous")
         self.refs: Dict[str, List[str]] = {}
         for ref, path in sorted(_text_files(os.path.join(self.dir, "references"), f"{lp}.").items()):
-            self.refs[ref] = self._aligned(path, "references")
+            self.refs[ref] = self._aligned(path, read_texts(path, "references"))
         self.sys_outputs: Dict[str, List[str]] = {}
         for system, path in sorted(_text_files(os.path.join(self.dir, "system-outputs", lp), "").items()):
-            self.sys_outputs[system] = self._aligned(path, "system-outputs")
+            self.sys_outputs[system] = self._aligned(path, read_texts(path, "system-outputs"))
         self._metadata: Dict[str, List[dict]] = {}
         self.scores: Dict[str, ScoreFiles] = {
             lv: ScoreFiles(lambda path, lv=lv: self._checked(
@@ -178,8 +187,6 @@ class EvalSet:
 
     def metadata(self, system: str) -> List[dict]:
         """``metadata/LP/SYSTEM.jsonl``: one JSON object per segment (MTME's ``EvalSet.metadata``)."""
-        import json
-
         if system not in self._metadata:
             path = os.path.join(self.dir, "metadata", self.lp, f"{system}.jsonl")
             if not os.path.exists(path):
@@ -187,20 +194,11 @@ class EvalSet:
                               glob.glob(os.path.join(self.dir, "metadata", self.lp, "*.jsonl")))
                 raise EvalSetError(f"no metadata for system {system!r} in {self.dir} {self.lp}; found: "
                                    f"{', '.join(have) or 'none'}")
-            rows = []
-            for number, line in enumerate(self._aligned(path, "metadata"), 1):
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise EvalSetError(f"{path}, line {number}: not JSON ({e.msg} at column {e.colno})") from None
-                if not isinstance(row, dict):
-                    raise EvalSetError(f"{path}, line {number}: expected a JSON object, got {line[:40]!r}")
-                rows.append(row)
-            self._metadata[system] = rows
+            self._metadata[system] = self._aligned(path, read_json_objects(path))
         return self._metadata[system]
 
-    def _aligned(self, path: str, kind: str) -> List[str]:
-        lines = read_lines(path, allow_empty=True) if kind == "metadata" else read_texts(path, kind)
+    def _aligned(self, path: str, lines: list) -> list:
+        """``lines`` read from ``path``, one per segment (else an error naming the file)."""
         if len(lines) != len(self.src):
             raise EvalSetError(f"{path} has {len(lines)} lines, the source has {len(self.src)}")
         return lines

@@ -20,7 +20,7 @@ Two random modes:
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -251,7 +251,7 @@ def ranked_matrix(values: Dict[str, float], test: Optional[Callable[..., Dict[st
     ``test(worse, better, seed=..., random_state=...)``, and MTME's significance clusters.  In mtme mode every test
     draws from one legacy generator seeded once, in MTME's order (i, then j); in fast mode each pair has its own
     seed.  ``test`` None (MTME's k = 0): no test, a matrix of zeros, ranks 1, 2, 3, ... in order."""
-    order = sorted(values, key=lambda m: (-values[m], m))
+    order = rank_order(values)
     n = len(order)
     sig = np.zeros((n, n))
     shared = np.random.RandomState(seed) if mode == "mtme" else None
@@ -259,7 +259,18 @@ def ranked_matrix(values: Dict[str, float], test: Optional[Callable[..., Dict[st
         for j in range(i + 1, n):
             sig[i, j] = test(order[j], order[i], seed=None if seed is None else seed + i * n + j,
                              random_state=shared)["p_value"]
-    return {"metrics": order, "correlations": [values[m] for m in order], "matrix": sig.tolist(),
+    return ranking(order, values, sig, threshold)
+
+
+def rank_order(values: Dict[str, float]) -> List[str]:
+    """Metrics in decreasing order of value, the name breaking ties (MTME's order)."""
+    return sorted(values, key=lambda m: (-values[m], m))
+
+
+def ranking(order: Sequence[str], values: Dict[str, float], sig: np.ndarray, threshold: float) -> Dict[str, Any]:
+    """``{"metrics", "correlations", "matrix", "ranks"}`` of metrics in ``order`` with their p-value matrix: MTME's
+    significance clusters at ``threshold``."""
+    return {"metrics": list(order), "correlations": [values[m] for m in order], "matrix": sig.tolist(),
             "ranks": assign_ranks(sig, threshold)}
 
 

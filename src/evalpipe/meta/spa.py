@@ -19,13 +19,12 @@ otherwise the rows would have different lengths, which is an error naming the sy
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Hashable, Optional, Sequence, Tuple
 
 import numpy as np
 
 from evalpipe.errors import InputError
-from evalpipe.meta.significance import mtme_trials, ranked_matrix
-from evalpipe.sufficient_stats.resample import assign_ranks
+from evalpipe.meta.significance import mtme_trials, rank_order, ranked_matrix, ranking
 
 SEED = 4
 PERMUTATIONS = 1000
@@ -98,26 +97,6 @@ def _spa_of(matrix: np.ndarray, human_p: np.ndarray, signs: np.ndarray, upper) -
     return float(1.0 - np.mean(np.abs(human_p - pairwise_p_values(matrix, signs))[upper]))
 
 
-def _spa_batches(mixes: np.ndarray, both: np.ndarray, human_p: np.ndarray, signs: np.ndarray, upper
-                 ) -> Tuple[np.ndarray, np.ndarray]:
-    """SPA of a batch of mixed score matrices (trials, systems, segments) and of their complements ``both - mix`` (the
-    other metric's mix of the same coins), the p-values of every system pair of every trial from one matrix product:
-    the complement's sums are the sums of ``both`` minus the mix's, so one product serves the two."""
-    t, n, m = mixes.shape
-    x = mixes.astype(np.float32)
-    whole = both.astype(np.float32)
-    totals = x.sum(axis=2)  # (t, n)
-    partial = np.matmul(x.reshape(t * n, m), signs.T).reshape(t, n, signs.shape[0])  # (t, n, perms)
-    whole_partial = np.matmul(whole, signs.T)[None]  # (1, n, perms)
-    whole_totals = whole.sum(axis=1)[None]
-    out = []
-    for part, tot in ((partial, totals), (whole_partial - partial, whole_totals - totals)):
-        u = part - tot[:, :, None]  # a trial's permuted minus observed sums, system by system
-        p = np.stack([np.count_nonzero(u[:, i] >= u[:, j], axis=1) for i, j in zip(*upper)], axis=1) / signs.shape[0]
-        out.append(1.0 - np.abs(human_p[upper][None, :] - p).mean(axis=1))
-    return out[0], out[1]
-
-
 def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], metric2: Sequence[float],
                      num_sys: int, k: int = 1000, seed: Optional[int] = None, mode: str = "fast",
                      block_size: int = 100, early_min: float = 0.02, early_max: float = 0.5,
@@ -129,7 +108,8 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
     left out) z-normalized, a coin per score swapping them, SPA of each mix.  ``mode="mtme"``: MTME's legacy stream,
     trial by trial, its float32 sums (p-values equal MTME's); ``mode="fast"``: a block of trials drawn at once from
     ``default_rng`` and scored with one matrix product.  The humans' p-values and the coins of SPA's own test are the
-    same in every trial: computed once (MTME recomputes both for every SPA)."""
+    same in every trial: computed once (MTME recomputes both for every SPA).  The fast mode is :func:`_fast_matrix`'s
+test of the one pair."""
     from evalpipe.errors import UsageError
 
     if mode not in ("fast", "mtme"):
@@ -152,27 +132,14 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
         if id(metric) not in seen:
             seen[id(metric)] = _spa_of(z.reshape(shape), humans, signs, upper)
     delta = seen[id(metric2)] - seen[id(metric1)]
-    n = len(s1)
     if mode == "mtme":
         rng = random_state if random_state is not None else np.random.RandomState(seed)
         return mtme_trials(lambda mix: _spa_of(mix.reshape(shape), humans, signs, upper), s1, s2, delta, k,
                            block_size, early_min, early_max, rng)
-    rng = np.random.default_rng(seed)
-    s1f, s2f = s1.astype(np.float32), s2.astype(np.float32)
-    both = (s1 + s2).reshape(shape)
-    large, done = 0, 0
-    step = max(1, min(block_size, 250))
-    while done < k:
-        size = min(step, k - done, block_size - done % block_size)
-        w = rng.integers(0, 2, size=(size, n), dtype=np.int8).astype(bool)
-        c1, c2 = _spa_batches(np.where(w, s1f, s2f).reshape(size, *shape), both, humans, signs, upper)
-        large += int(np.count_nonzero(c2 - c1 >= delta))
-        done += size
-        if done % block_size == 0:
-            p = large / done
-            if p < early_min or p > early_max:
-                break
-    return {"p_value": large / done, "delta": float(delta), "trials": done}
+    z = {1: s1.reshape(shape).astype(np.float32), 2: s2.reshape(shape).astype(np.float32)}
+    p, trials = _fast_matrix([2, 1], z, {1: seen[id(metric1)], 2: seen[id(metric2)]}, humans, signs, k, seed,
+                             block_size, early_min, early_max)
+    return {"p_value": float(p[0, 1]), "delta": float(delta), "trials": int(trials[0, 1])}
 
 
 def _p_counts(u: np.ndarray, upper, permutations: int) -> np.ndarray:
@@ -181,16 +148,16 @@ def _p_counts(u: np.ndarray, upper, permutations: int) -> np.ndarray:
     return np.stack([np.count_nonzero(u[:, i] >= u[:, j], axis=1) for i, j in zip(*upper)], axis=1) / permutations
 
 
-def _fast_matrix(order: Sequence[str], zs: Dict[str, np.ndarray], spa: Dict[str, float], humans: np.ndarray,
-                 signs: np.ndarray, k: int, seed: Optional[int], block_size: int, early_min: float = 0.02,
-                 early_max: float = 0.5) -> np.ndarray:
+def _fast_matrix(order: Sequence[Hashable], zs: Dict[Hashable, np.ndarray], spa: Dict[Hashable, float],
+                 humans: np.ndarray, signs: np.ndarray, k: int, seed: Optional[int], block_size: int,
+                 early_min: float = 0.02, early_max: float = 0.5) -> Tuple[np.ndarray, np.ndarray]:
     """Every pair's SPA permutation test at once, block by block: one coin matrix per block is shared by every
     pair of metrics, so that a mix's permuted sums are sums of per-metric products computed once per block --
     W(a) = (coins * z(a)) @ signs.T -- rather than one product per pair (the mix of a and b taking a where the coin
     is 1 sums to W(a) + F(b) - W(b), F(b) = z(b) @ signs.T).  Each pair's test is the same test (its own trials,
     its early stopping at the end of a block); the pairs' p-values are no longer drawn independently of each other,
-    which no single comparison sees.  ``matrix[i, j]``: the p-value of the pair (``order[i]`` better than
-    ``order[j]``)."""
+    which no single comparison sees.  (``matrix``, ``trials``): ``matrix[i, j]`` the p-value of the pair (``order[i]``
+    better than ``order[j]``), ``trials[i, j]`` the trials it ran."""
     n, rated = next(iter(zs.values())).shape
     upper = np.triu_indices(n, 1)
     perms = signs.shape[0]
@@ -200,7 +167,7 @@ def _fast_matrix(order: Sequence[str], zs: Dict[str, np.ndarray], spa: Dict[str,
     m = len(order)
     active = {(i, j) for i in range(m) for j in range(i + 1, m)}
     large = dict.fromkeys(active, 0)
-    matrix = np.zeros((m, m))
+    matrix, trials = np.zeros((m, m)), np.zeros((m, m), dtype=np.int64)
     rng = np.random.default_rng(seed)
     done = 0
     while active and done < k:
@@ -223,10 +190,10 @@ def _fast_matrix(order: Sequence[str], zs: Dict[str, np.ndarray], spa: Dict[str,
             large[i, j] += int(np.count_nonzero(c2 - c1 >= spa[better] - spa[worse]))
         done += size
         for pair in sorted(active):
-            matrix[pair] = large[pair] / done
+            matrix[pair], trials[pair] = large[pair] / done, done
             if done % block_size == 0 and not early_min <= matrix[pair] <= early_max:
                 active.discard(pair)
-    return matrix
+    return matrix, trials
 
 
 def significance_matrix(gold: Sequence[Optional[float]], metrics: dict, num_sys: int, k: int = 1000,
@@ -242,13 +209,11 @@ def significance_matrix(gold: Sequence[Optional[float]], metrics: dict, num_sys:
     values = {name: soft_pairwise_accuracy(gold, scores, num_sys, human_p=humans) for name, scores in metrics.items()}
     zscored = {id(scores): _filtered(gold, scores) for scores in metrics.values()}  # each metric is in many tests
     if mode == "fast" and k:
-        order = sorted(values, key=lambda name: (-values[name], name))
+        order = rank_order(values)
         upper = np.triu_indices(num_sys, 1)
         zs = {name: zscored[id(metrics[name])].reshape(num_sys, -1).astype(np.float32) for name in order}
         spa = {name: _spa_of(zs[name], humans, signs, upper) for name in order}
-        sig = _fast_matrix(order, zs, spa, humans, signs, k, seed, block_size)
-        return {"metrics": order, "correlations": [values[m] for m in order], "matrix": sig.tolist(),
-                "ranks": assign_ranks(sig, threshold)}
+        return ranking(order, values, _fast_matrix(order, zs, spa, humans, signs, k, seed, block_size)[0], threshold)
     observed: Dict[int, float] = {}  # and so is the SPA of its z-normalized scores
     return ranked_matrix(values, None if not k else lambda worse, better, **draw: permutation_test(
         gold, metrics[worse], metrics[better], num_sys, k=k, mode=mode, block_size=block_size, human_p=humans,

@@ -22,7 +22,7 @@ Column = Dict[str, Tuple[float, int]]
 FORMATS = ("text", "tsv", "latex", "json")
 
 
-def _parse(metric: str, baselines: Optional[Set[str]]) -> Tuple[str, str, bool]:
+def parse_display_name(metric: str, baselines: Optional[Set[str]]) -> Tuple[str, str, bool]:
     """(base name, status primary/contrastive/baseline, without reference) of a displayed metric name."""
     noref = metric.endswith("[noref]")
     if noref:
@@ -61,7 +61,7 @@ def metrics_table(metrics: Sequence[str], columns: Sequence[Column], headers: Se
     with the columns' metrics (those not listed come last, sorted)."""
     rerank = list(rerank) if rerank else [False] * len(columns)
     metrics, columns = _rows(metrics, columns, rerank, which)
-    infos = [_parse(m, baselines) for m in metrics]
+    infos = [parse_display_name(m, baselines) for m in metrics]
     rows = [[c.get(m, (None, None)) for c in columns] for m in metrics]
     if fmt == "tsv":
         return _tsv(infos, rows, headers)

@@ -21,7 +21,7 @@ by value alone (ranks 1, 2, 3, ... as MTME's empty significance matrix gives).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
 
 import numpy as np
 
@@ -141,25 +141,24 @@ def _statistic(task: Task):
     raise UsageError(f"corr_fcn {task.corr_fcn} has no plain statistic")  # (not reached: tie calibration elsewhere)
 
 
-def _rank_only(values: Dict[str, float], threshold: float) -> Dict[str, Any]:
-    from evalpipe.meta.significance import ranked_matrix
+def _per_lp(value: Any, i: int) -> Any:
+    """A task attribute's value for its i-th language pair (pooled accuracy holds one per pair in a list)."""
+    return value[i] if isinstance(value, list) else value
 
-    return ranked_matrix(values, None, None, "fast", threshold)
 
-
-def resolve(task: Task, sets: Callable[[str], EvalSet], infos: Callable[[str], MetaInfo], where: str = "task") -> Task:
+def resolve(task: Task, sets: Mapping[str, EvalSet], infos: Mapping[str, MetaInfo], where: str = "task") -> Task:
     """The task with what it leaves out filled in as MTME's ``Task.__post_init__`` does: ``gold`` the standard human
     score of the level, ``refs`` the standard reference (or the set's only one), ``close_refs`` none,
-    ``corr_fcn_args`` empty; a pooled-accuracy task gets one of each per language pair."""
+    ``corr_fcn_args`` empty; a pooled-accuracy task gets one of each per language pair.  ``sets`` and ``infos``:
+    each language pair's evaluation set and standard choices."""
     golds, refs, close = [], [], []
     for i, lp in enumerate(task.langs):
-        evs, info = sets(lp), infos(lp)
-        pick = (lambda value: value[i] if isinstance(value, list) else value)  # noqa: E731
-        gold = pick(task.gold) or info.std_gold.get(task.level)
+        evs, info = sets[lp], infos[lp]
+        gold = _per_lp(task.gold, i) or info.std_gold.get(task.level)
         if not gold:
             raise UsageError(f"{where}: no human score for {lp} at level {task.level}: give gold= in the task, "
                              f"--human NAME, or std_gold in the test set's meta-info.json")
-        ref = pick(task.refs)
+        ref = _per_lp(task.refs, i)
         if ref is None:
             if info.std_ref:
                 ref = {info.std_ref}
@@ -171,7 +170,7 @@ def resolve(task: Task, sets: Callable[[str], EvalSet], infos: Callable[[str], M
                                  f"): name the standard one with refs= in the task or std_ref in meta-info.json")
         golds.append(gold)
         refs.append(set(ref))
-        close.append(set(pick(task.close_refs) or set()))
+        close.append(set(_per_lp(task.close_refs, i) or set()))
     if task.corr_fcn == "accuracy":
         return dataclasses.replace(task, gold=golds, refs=refs, close_refs=close,
                                    corr_fcn_args=task.corr_fcn_args or {})
@@ -179,35 +178,28 @@ def resolve(task: Task, sets: Callable[[str], EvalSet], infos: Callable[[str], M
                                corr_fcn_args=task.corr_fcn_args or {})
 
 
-def run_task(task: Task, sets: Callable[[str], EvalSet], infos: Callable[[str], MetaInfo],
+def run_task(task: Task, sets: Mapping[str, EvalSet], infos: Mapping[str, MetaInfo],
              seed: Optional[int] = None, mode: str = "fast", only: Optional[Sequence[str]] = None,
              where: str = "task") -> Dict[str, Any]:
-    """``{"metrics", "correlations", "ranks", "matrix", "systems", ...}`` of one task filled in by :func:`resolve`;
-    ``sets(lp)`` and ``infos(lp)`` give each language pair's evaluation set and standard choices."""
-    langs = task.langs
-
-    def choices(lp: str, i: int):
-        evs, info = sets(lp), infos(lp)
-        pick = (lambda value: value[i] if isinstance(value, list) else value)  # noqa: E731
-        level = "seg" if task.corr_fcn == "pce" else task.level
-        return evs, info, select(evs, info, level, pick(task.refs), pick(task.close_refs), task.human,
-                                 task.use_outliers, pick(task.gold), task.primary, task.domain, only, where)
-
+    """``{"metrics", "correlations", "ranks", "matrix", "systems", ...}`` of one task filled in by :func:`resolve`
+    (``sets``, ``infos`` as there)."""
+    level = "seg" if task.corr_fcn == "pce" else task.level
+    chosen = [select(sets[lp], infos[lp], level, _per_lp(task.refs, i), _per_lp(task.close_refs, i), task.human,
+                     task.use_outliers, _per_lp(task.gold, i), task.primary, task.domain, only, where)
+              for i, lp in enumerate(task.langs)]
     if task.corr_fcn == "accuracy":
         from evalpipe.meta.pooled import Part, significance_matrix as pooled_matrix
 
-        chosen = [choices(lp, i) for i, lp in enumerate(langs)]
-        names = sorted(set.intersection(*(set(sel.metrics) for _, _, sel in chosen)))
+        names = sorted(set.intersection(*(set(sel.metrics) for sel in chosen)))
         if not names:
             raise InputError(f"{where}: no metric has system scores in every language pair of {task.lang}")
-        parts = [Part(lp, sel.gold) for lp, (_, _, sel) in zip(langs, chosen)]
-        vectors = {n: [v for _, _, sel in chosen for v in sel.metrics[n]] for n in names}
-        test_k = task.k
-        result = pooled_matrix(parts, vectors, k=test_k, seed=seed, mode=mode, threshold=task.pval,
+        parts = [Part(lp, sel.gold) for lp, sel in zip(task.langs, chosen)]
+        vectors = {n: [v for sel in chosen for v in sel.metrics[n]] for n in names}
+        result = pooled_matrix(parts, vectors, k=task.k, seed=seed, mode=mode, threshold=task.pval,
                                block_size=task.block_size)
-        result["systems"] = {lp: sel.systems for lp, (_, _, sel) in zip(langs, chosen)}
+        result["systems"] = {lp: sel.systems for lp, sel in zip(task.langs, chosen)}
         return result
-    evs, info, sel = choices(langs[0], 0)
+    sel = chosen[0]
     if not sel.metrics:
         raise InputError(f"{where}: no metric has {task.level}-level scores for {task.lang} with references "
                          f"{', '.join(sorted(task.refs or [])) or 'the standard one'}")
@@ -260,9 +252,6 @@ def _kendall_ties(task: Task, gold, vectors, num_sys: int, seed, mode) -> Dict[s
                                          variant=variant, epsilon=float(args.get("epsilon", 0.0)))[0]
                   for n, v in vectors.items()}
         epsilons = {}
-    if task.k and task.perm_test == "scores":
-        raise UsageError("corr_fcn KendallWithTiesOpt with perm_test scores recalibrates every trial (MTME's slow "
-                         "path), which evalpipe does not run: give perm_test=pairs, or k=0")
     test = None if not task.k else (lambda worse, better, **draw: pairwise_permutation_test(
         gold, vectors[worse], vectors[better], num_sys, task.avg_by, variant, k=task.k, mode=mode,
         epsilon1=epsilons.get(worse), epsilon2=epsilons.get(better), sample_rate=test_rate,

@@ -103,6 +103,8 @@ def _coerce(attr: str, value: Any, where: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(f"task attribute {attr}: expected an integer, got {value!r}", where)
     elif kind is float:
+        if isinstance(value, bool):
+            raise InputError(f"task attribute {attr}: expected a number, got {value!r}", where)
         try:
             value = float(value)
         except (TypeError, ValueError):
@@ -210,6 +212,9 @@ def check(task: Task, where: str = "task") -> None:
     if extra:
         raise InputError(f"corr_fcn_args {extra[0]!r} does not act with corr_fcn {task.corr_fcn} and perm_test "
                          f"{task.perm_test} (accepted: {', '.join(sorted(allowed)) or 'none'})", where)
+    if task.corr_fcn == "KendallWithTiesOpt" and task.perm_test == "scores" and task.k:
+        raise InputError("corr_fcn KendallWithTiesOpt with perm_test scores recalibrates every trial (MTME's slow "
+                         "path), which evalpipe does not run: give perm_test=pairs, or k=0", where)
     if task.perm_test == "pairs" and task.corr_fcn not in ("KendallWithTiesOpt", "KendallVariants"):
         raise InputError(f"perm_test pairs swaps Kendall pair outcomes: corr_fcn {task.corr_fcn} cannot go with it",
                          where)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Dict, List, Sequence
 
+from evalpipe.meta.tables import parse_display_name
 from evalpipe.report.page import _page, metric_matrix
 
 EXTRA_STYLE = """
@@ -23,12 +24,11 @@ table.tasks thead tr:last-child th { font-weight: 600; color: #222; }
 
 
 def _name(metric: str, baselines: Sequence[str]) -> str:
-    base = metric[1:] if metric.startswith("*") else metric
-    base = base[:-len("[noref]")] if base.endswith("[noref]") else base
+    status = parse_display_name(metric, set(baselines))[1]
     label = escape(metric)
-    if metric.startswith("*"):
+    if status == "contrastive":
         return f'<i title="not a primary metric">{label}</i>'
-    if base in baselines:
+    if status == "baseline":
         return f'<u title="baseline">{label}</u>'
     return label
 
