@@ -174,6 +174,16 @@ def cases(f):
         "meta-eval tasks no tasks": (["meta-eval", "tasks", *root], ["--recipe", "--tasks"]),
         "meta-eval tasks wrong weights": (["meta-eval", "tasks", *root, "--test-set", "wmt21.news", "--task",
                                            "lang=en-de", "--weights", "1,2"], ["--weights", "1 non-negative"]),
+        "meta-eval tasks --human that cannot act": (["meta-eval", "tasks", *root, "--test-set", "wmt21.news", "--task",
+                                                     "lang=en-de gold=mqm k=0", "--human", "wmt-z"],
+                                                    ["--human", "every task sets gold"]),
+        "meta-eval tasks --test-set that cannot act": (["meta-eval", "tasks", *root, "--test-set", "wmt21.news",
+                                                        "--task", "test_set=wmt21.news lang=en-de"],
+                                                       ["--test-set", "every task sets test_set"]),
+        "meta-eval tasks --seed without draws": (["meta-eval", "tasks", *root, "--test-set", "wmt21.news", "--recipe",
+                                                  "WMT24", "-l", "en-de", "--seed", "3"], ["--seed", "no task draws"]),
+        "meta-eval tasks --mode without tests": (["meta-eval", "tasks", *root, "--test-set", "wmt21.news", "--task",
+                                                  "lang=en-de k=0", "--mode", "mtme"], ["--mode", "k is 0"]),
         "meta-eval echo missing metadata": (["meta-eval", "echo", *news, "metadata", "--name", "ICL"],
                                             ["metadata", "ICL"]),
         "mbr --source with chrf": (["mbr", SYS, SYS2, "--source", SYS], ["--source", "chrf"]),
@@ -229,6 +239,14 @@ def test_every_writer_creates_missing_folders(tmp_path):
         done = run(*argv)
         assert done.returncode == 0, (name, done.stderr[-2000:])
         assert path.exists(), name
+
+
+def test_tasks_report_into_missing_folders(tmp_path):
+    out = tmp_path / "m" / "n" / "tasks.html"
+    done = run("meta-eval", "tasks", "--root", DATA, "--test-set", "wmt21.news", "--task",
+               "lang=en-de refs={'refA'} gold=mqm human=False k=20", "--report", out)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert out.exists()
 
 
 def test_matrix_report_into_missing_folders(tmp_path):

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command
+from evalpipe.cli.base import Command, given_flags
 from evalpipe.cli.meta_options import MODE, root_option
 from evalpipe.corpus import read_lines, write_atomically
 from evalpipe.errors import InputError, UsageError
@@ -39,16 +39,33 @@ def _task_list(recipe, task_file, task_lines, test_set, lps, trials, primary, hu
     entries += [(parse_task_attrs(line, f"--task {i}"), f"--task {i}") for i, line in enumerate(task_lines, 1)]
     if not entries:
         raise UsageError("give the tasks: --recipe NAME, --tasks FILE or --task 'lang=en-de level=sys ...'")
-    tasks = []
+    tasks, fills, used = [], {"test_set": test_set, "k": trials, "primary": primary, "gold": human}, set()
     for attrs, where in entries:
         filled = dict(attrs)
-        for attr, value in (("test_set", test_set), ("k", trials), ("primary", primary), ("gold", human)):
+        for attr, value in fills.items():
             if attr not in filled and value is not None:
                 filled[attr] = value
+                used.add(attr)
         if filled.get("test_set") in (None, "None"):
             raise InputError("the task names no test_set and no --test-set is given", where)
         tasks.append(make_task(filled, where))
+    flags = {"test_set": "--test-set", "k": "-k", "primary": "--primary/--no-primary", "gold": "--human"}
+    for attr, value in fills.items():
+        if value is not None and attr not in used:
+            raise UsageError(f"{flags[attr]} fills what a task leaves out, and every task sets {attr}: it cannot act")
     return tasks, None
+
+
+def _check_draws(tasks, typed) -> None:
+    """--seed and --mode act only where a task draws: a permutation test (k > 0) or KendallWithTiesOpt's pair
+    sampling (sample_rate below 1; MTME's default 0.1)."""
+    tests = any(t.k for t in tasks)
+    sampled = any(t.corr_fcn == "KendallWithTiesOpt" and float((t.corr_fcn_args or {}).get("sample_rate", 0.1)) < 1
+                  for t in tasks)
+    if "--mode" in typed and not tests:
+        raise UsageError("--mode picks how permutation tests draw, and no task runs one (k is 0 in every task)")
+    if "--seed" in typed and not (tests or sampled):
+        raise UsageError("--seed seeds random draws, and no task draws (k is 0 and no pair sampling in every task)")
 
 
 @click.command("tasks", cls=Command)
@@ -89,6 +106,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
 
     lps = [lp.strip() for lp in language_pair.split(",")] if language_pair else []
     tasks, recipe_weights = _task_list(recipe, task_file, task_lines, test_set, lps, trials, primary, human)
+    _check_draws(tasks, given_flags(click.get_current_context()))
     if weights_by and weights:
         raise UsageError("--weights-by and --weights cannot go together: give one")
     if weights:
