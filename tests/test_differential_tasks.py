@@ -17,6 +17,7 @@ Each property is compared with a restatement of the definition (MT Metrics Eval 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 import math
 
 import numpy as np
@@ -35,16 +36,17 @@ VALUES = st.sampled_from([0.0, 0.5, 1.0, 2.0, -1.0, 0.1, 0.2, 0.3])  # few value
 
 
 def _spa_restated(gold, metric, num_sys):
+    """SPA as its definition says, in exact arithmetic (fractions) on the float32 scores: a trial counts when its
+    permuted difference of sums reaches the observed one."""
     segs = len(gold) // num_sys
     keep = [k for k in range(segs) if gold[k] is not None]
-    g = np.array([[gold[s * segs + k] for k in keep] for s in range(num_sys)], dtype=np.float32)
-    m = np.array([[metric[s * segs + k] for k in keep] for s in range(num_sys)], dtype=np.float32)
+    g = [[Fraction(float(np.float32(gold[s * segs + k]))) for k in keep] for s in range(num_sys)]
+    m = [[Fraction(float(np.float32(metric[s * segs + k]))) for k in keep] for s in range(num_sys)]
     signs = np.rint(np.random.default_rng(4).random(size=(1000, len(keep)), dtype=np.float32)) * 2 - 1
-    signs = signs.astype(np.float32)
 
     def p(x):
-        totals, partial = x.sum(axis=1), signs @ x.T
-        return {(i, j): np.mean(partial[:, i] - partial[:, j] >= totals[i] - totals[j])
+        return {(i, j): np.mean([sum(c * (a - b) for c, a, b in zip(row, x[i], x[j])) >= sum(x[i]) - sum(x[j])
+                                 for row in signs.astype(int).tolist()])
                 for i, j in itertools.combinations(range(num_sys), 2)}
 
     ph, pm = p(g), p(m)

@@ -10,6 +10,11 @@ system with MQM scores, None human scores included) with four sentence-level met
 ``CompareMetricsWithPairwiseConfidenceError(corrs, k, PermutationSigDiffParams(100, 0.02, 0.5), 0.05)`` after
 ``numpy.random.seed(SEED)``, for k in 200 and 1000.  The file holds the vectors, the SPA values in MTME's order, the
 significance matrix and the ranks.
+
+MTME decides each permutation trial on a float32 matrix product, whose rounding depends on the CPU's BLAS kernel;
+with MQM scores (many ties) that rounding decides many trials, so the ``runs`` are this recording machine's.  The
+``untied`` runs use the same human scores plus a deterministic jitter that breaks every tie (``untied_gold``): there
+no trial lies within float32's rounding of its threshold, and MTME's values are the exact ones on every CPU.
 """
 from __future__ import annotations
 
@@ -25,6 +30,11 @@ sys.path.insert(0, str(HERE))
 from make_mtme_expected import mtme_arguments  # noqa: E402
 
 SEED = 13
+
+
+def untied(gold):
+    """The human scores plus a jitter in [0, 0.01) that differs at every segment (None stays None)."""
+    return [None if g is None else g + ((i * 0.6180339887) % 1.0) * 0.01 for i, g in enumerate(gold)]
 
 
 def cases():
@@ -64,6 +74,16 @@ def main() -> None:
         out["runs"].append({"k": k, "block_size": 100, "order": list(ranks),
                             "values": [float(v[0]) for v in ranks.values()], "ranks": [int(v[1]) for v in ranks.values()],
                             "matrix": matrix.tolist()})
+    out["untied_gold"] = untied(gold)
+    out["untied_runs"] = []
+    corrs = {m: stats.Correlation(num_sys, out["untied_gold"], v) for m, v in metrics.items()}
+    for k in (200,):
+        np.random.seed(SEED)
+        ranks, matrix, _, _ = data.CompareMetricsWithPairwiseConfidenceError(
+            corrs, k, stats.PermutationSigDiffParams(100, 0.02, 0.5), 0.05)
+        out["untied_runs"].append({"k": k, "block_size": 100, "order": list(ranks),
+                                   "values": [float(v[0]) for v in ranks.values()],
+                                   "ranks": [int(v[1]) for v in ranks.values()], "matrix": matrix.tolist()})
     (HERE / "mtme_spa_matrix_expected.json").write_text(json.dumps(out) + "\n", encoding="utf-8")
     print(f"wrote {HERE / 'mtme_spa_matrix_expected.json'}")
 

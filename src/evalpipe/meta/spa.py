@@ -6,11 +6,14 @@ than j": each of ``permutations`` trials flips a fair coin per segment and swaps
 comes up tails; p is the share of trials whose difference of summed scores reaches the observed one.  SPA is
 1 - mean over pairs of |p(humans) - p(metric)|: 1 when the metric is as sure of every ranking as the humans are.
 
-Exact mode, the only one here: the coins are MTME's -- numpy's ``default_rng(4)``, ``random`` in float32 rounded
-to 0/1 and mapped to -1/+1, one row of coins per trial shared by every pair -- and the sums are float32 as MTME
-computes them (one matrix product of the coins and the scores), so the p-values are MTME's.  The humans'
-p-values are the same for every metric and are computed once per set of human scores by callers that compare
-several metrics.
+The coins are MTME's -- numpy's ``default_rng(4)``, ``random`` in float32 rounded to 0/1 and mapped to -1/+1, one
+row of coins per trial shared by every pair -- and the scores are rounded to float32 as MTME rounds them.  What
+differs, on purpose: MTME decides each trial on a float32 matrix product, whose rounding depends on the BLAS
+kernel the CPU selects, so its p-values (and SPA) move in the 4th decimal from one CPU to another wherever a
+trial's permuted difference equals the observed one (systems with equal scores on the flipped segments).
+evalpipe decides every trial on the exact sums of those float32 scores (:func:`pairwise_p_values`): the same
+value on every CPU, equal to MTME's wherever MTME's rounding did not flip a comparison.  The humans' p-values are
+the same for every metric and are computed once per set of human scores by callers that compare several metrics.
 
 Human scores that are None are removed from every system's row before the test (MTME filters the packed vectors
 and reshapes them); the Nones must therefore sit at the same segments in every system, as in the WMT MQM files --
@@ -18,6 +21,7 @@ otherwise the rows would have different lengths, which is an error naming the sy
 """
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Dict, Hashable, Optional, Sequence, Tuple
 
@@ -43,15 +47,29 @@ def coins(segments: int, permutations: int = PERMUTATIONS, seed: int = SEED) -> 
 
 
 def pairwise_p_values(scores: np.ndarray, signs: np.ndarray) -> np.ndarray:
-    """p-values of "system i beats system j" for i < j (NaN elsewhere) from a (systems, segments) score matrix."""
-    scores = np.asarray(scores).astype(np.float32)
-    totals = np.sum(scores, axis=1)
-    partial = np.matmul(signs, scores.T)
-    n = scores.shape[0]
+    """p-values of "system i beats system j" for i < j (NaN elsewhere) from a (systems, segments) score matrix.
+
+    A trial counts when its permuted difference of sums reaches the observed one.  With F the trial's flipped
+    segments (coin -1) the permuted difference is the observed one minus 2 * sum over F of (a_i - a_j), so the trial
+    counts exactly when that sum is <= 0.  The sums are taken in float64 and every trial whose sum lies within
+    float64's rounding bound of zero is decided on the exact sum (``math.fsum``), so the answer is the exact one
+    whatever order a BLAS kernel adds in."""
+    x = np.asarray(scores).astype(np.float32).astype(np.float64)
+    flipped = np.asarray(signs) < 0
+    sums = np.matmul(flipped.astype(np.float64), x.T)  # (trials, systems): each system's flipped sum
+    magnitude = np.matmul(flipped.astype(np.float64), np.abs(x).T)
+    slack = (x.shape[1] + 4) * np.finfo(np.float64).eps  # any order of the additions stays within this share
+    n = x.shape[0]
     out = np.full((n, n), np.nan)
     for i in range(n):
         for j in range(i + 1, n):
-            out[i, j] = np.sum(partial[:, i] - partial[:, j] >= totals[i] - totals[j]) / signs.shape[0]
+            d = sums[:, i] - sums[:, j]
+            close = np.flatnonzero(np.abs(d) <= slack * (magnitude[:, i] + magnitude[:, j]))
+            reached = d <= 0
+            for t in close:  # decided on the exact sum of the flipped scores
+                rows = flipped[t]
+                reached[t] = math.fsum(np.concatenate([x[i, rows], -x[j, rows]])) <= 0
+            out[i, j] = np.count_nonzero(reached) / signs.shape[0]
     return out
 
 
