@@ -206,7 +206,9 @@ def test_stream_score_refuses_resampling_two_talks(tmp_path):
     log = tmp_path / "demo.jsonl"
     assert evalpipe("stream", "run", "--demo", "--output", log).returncode == 0
     common = ["stream", "score", "-a", LONGFORM / "audio.json", "-r", LONGFORM / "reference.de", "--log-file", log]
-    one_error(evalpipe(*common, "--log-file", log, "--paired-bs"), "--paired-bs resamples talks", "hold 2",
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(log.read_bytes())
+    one_error(evalpipe(*common, "--log-file", copy, "--paired-bs"), "--paired-bs resamples talks", "hold 2",
               "at least 10")
     one_error(evalpipe(*common, "--confidence"), "--confidence resamples talks")
 

@@ -232,13 +232,20 @@ def build_with_settings(cls: Any, settings: Dict[str, Any], what: str, flag: str
 
 
 def parse_key_values(pairs: Sequence[str], what: str = "-o") -> Dict[str, str]:
-    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}``; a pair without ``=`` is an :class:`OptionError`."""
+    """``["a=1", "b=x"]`` -> ``{"a": "1", "b": "x"}``; a pair without ``=`` is an :class:`OptionError`, and so is a
+    key given twice, under one spelling (``-o a=1 -o a=2``) or two (``-o tokenize=intl -o bleu.tokenize=13a``: both
+    set BLEU's tokenizer): never last-wins."""
     out: Dict[str, str] = {}
     for pair in pairs:
         key, eq, value = pair.partition("=")
-        if not eq or not key.strip():
+        key = key.strip()
+        if not eq or not key:
             raise OptionError(f"{what}: expected KEY=VALUE, got {pair!r}")
-        out[key.strip()] = value.strip()
+        clash = next((k for k in out if k == key or (("." in k) != ("." in key)
+                                                   and k.rpartition(".")[2] == key.rpartition(".")[2])), None)
+        if clash is not None:
+            raise OptionError(f"{what} {clash}={out[clash]} and {what} {pair.strip()} set the same option: give it once")
+        out[key] = value.strip()
     return out
 
 

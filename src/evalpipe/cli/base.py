@@ -67,6 +67,7 @@ class _MapsErrors:
         if self.aliases:
             args = _rename(args, self.aliases)
         ctx.meta[ARGV] = list(args)  # the words as typed: several systems keep this order (typed_order)
+        _refuse_repeats(self, ctx, args)  # type: ignore[arg-type]
         return super().parse_args(ctx, args)  # type: ignore[misc]
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -92,6 +93,49 @@ class _MapsErrors:
 
 
 ARGV = "evalpipe.argv"
+
+
+def _spelling(param: click.Parameter) -> str:
+    return "/".join(param.opts + param.secondary_opts) if isinstance(param, click.Option) else param.human_readable_name
+
+
+def _refuse_repeats(command: click.Command, ctx: click.Context, args: List[str]) -> None:
+    """A value given twice is refused, never last-wins or silently collapsed: a single-value option given twice
+    (under any of its spellings, ``--primary --no-primary`` too), and the same value twice in an option or an
+    argument that takes several (``-r A -r A``, the same system file twice).  The words are parsed once ahead of
+    click's own parse; what click refuses is left to it."""
+    parser = command.make_parser(ctx)
+    try:
+        opts, _, order = parser.parse_args(args=list(args))
+    except click.ClickException:
+        return
+    seen: set = set()
+    for param in order:
+        if not isinstance(param, click.Option) or param.multiple or param.count or param.is_eager:
+            continue
+        if id(param) in seen:
+            raise click.UsageError(f"{_spelling(param)} given twice: give it once", ctx=ctx)
+        seen.add(id(param))
+    for param in command.params:
+        values = opts.get(param.name) if param.name else None
+        if not (getattr(param, "multiple", False) or param.nargs == -1) or not isinstance(values, (list, tuple)):
+            continue
+        repeated = sorted({v for v in values if isinstance(v, str) and v != "-" and values.count(v) > 1})
+        if repeated:
+            raise click.UsageError(f"{_spelling(param)}: {repeated[0]!r} given twice: give each once", ctx=ctx)
+
+
+def comma_list(values: Any, flag: str) -> List[str]:
+    """The items of a comma-separated option value, or of several (``-m a,b -m c``), blanks stripped; an empty or a
+    repeated item is a usage error naming ``flag``."""
+    given = [values] if isinstance(values, str) else list(values)
+    items = [item.strip() for value in given for item in value.split(",")]
+    if not all(items):
+        raise UsageError(f"{flag} {','.join(given)!r}: an empty item in the comma-separated list")
+    repeated = sorted({item for item in items if items.count(item) > 1})
+    if repeated:
+        raise UsageError(f"{flag} {','.join(given)!r}: {repeated[0]!r} given twice: give each once")
+    return items
 
 
 def typed_order(items: Sequence[Tuple[str, Any]]) -> List[Any]:

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Flag, Group, Rules, check_rules, given_flags, stacked
+from evalpipe.cli.base import Flag, Group, Rules, check_rules, comma_list, given_flags, stacked
 from evalpipe.cli.meta_options import MODE, root_option
 from evalpipe.corpus import write_atomically
 from evalpipe.errors import InputError, UsageError
@@ -375,10 +375,10 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
     if "," in language_pair:
         return _pooled_matrix(root, test_set, language_pair, human, level, average, statistic, include_human, fmt,
                               min_systems, metric_names, trials, seed, mode, k_block, threshold, report_file)
+    named = comma_list(metric_names, "-m")
     evs = EvalSet(root, test_set, language_pair)
     level = level or ("seg" if spa else "sys")
-    names = [n for value in metric_names for n in value.split(",") if n] or \
-        sorted(m for m in evs.metric_names if m in evs.scores[level])
+    names = named or sorted(m for m in evs.metric_names if m in evs.scores[level])
     if not names:
         raise UsageError(f"no metric scores at level {level} in {evs.dir}")
     tables = {n: _metric_scores(evs, level, n) for n in names}
@@ -426,10 +426,8 @@ def _pooled_matrix(root, test_set, language_pair, human, level, average, statist
     if report_file:
         raise UsageError("--report shows one language pair's scatter plots; pooled accuracy has none yet: give no "
                          "--report with several language pairs")
-    lps = [lp.strip() for lp in language_pair.split(",")]
-    if len(set(lps)) < len(lps) or not all(lps):
-        raise UsageError(f"-l: expected distinct language pairs separated by commas, got {language_pair!r}")
-    names = [n for value in metric_names for n in value.split(",") if n]
+    lps = comma_list(language_pair, "-l")
+    names = comma_list(metric_names, "-m")
     sets = [EvalSet(root, test_set, lp) for lp in lps]
     if not names:
         names = sorted(set.intersection(*({m for m in e.metric_names if m in e.scores["sys"]} for e in sets)))

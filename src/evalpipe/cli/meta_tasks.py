@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, given_flags
+from evalpipe.cli.base import Command, comma_list, given_flags
 from evalpipe.cli.meta_options import MODE, root_option
 from evalpipe.corpus import read_lines, write_atomically
 from evalpipe.errors import InputError, UsageError
-
-
-def _split(values) -> List[str]:
-    return [w.strip() for value in values for w in value.split(",") if w.strip()]
 
 
 def _task_list(recipe, task_file, task_lines, test_set, lps, trials, primary, human) -> Tuple[list, Optional[list]]:
@@ -104,7 +100,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
     from evalpipe.meta.task_run import resolve, run_task
     from evalpipe.meta.tasks import assign_weights, average_corrs, average_ranks, str_value
 
-    lps = [lp.strip() for lp in language_pair.split(",")] if language_pair else []
+    lps = comma_list(language_pair, "-l") if language_pair else []
     tasks, recipe_weights = _task_list(recipe, task_file, task_lines, test_set, lps, trials, primary, human)
     _check_draws(tasks, given_flags(click.get_current_context()))
     if weights_by and weights:
@@ -119,7 +115,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
                                      f"got {len(given)}", param_hint="--weights")
         task_weights = [w / sum(given) for w in given]
     elif weights_by:
-        task_weights = assign_weights(tasks, _split([weights_by]))
+        task_weights = assign_weights(tasks, comma_list(weights_by, "--weights-by"))
     else:
         task_weights = recipe_weights or [1 / len(tasks)] * len(tasks)
     given_info = read_meta_info(meta_info_file) if meta_info_file else None
@@ -129,7 +125,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
             if (task.test_set, lp) not in sets:
                 sets[task.test_set, lp] = EvalSet(root, task.test_set, lp)
     infos = {key: meta_info_for(evs.dir, key[1], given_info) for key, evs in sets.items()}
-    only = _split(metric_names) or None
+    only = comma_list(metric_names, "-m") or None
     data = [({lp: sets[t.test_set, lp] for lp in t.langs}, {lp: infos[t.test_set, lp] for lp in t.langs})
             for t in tasks]
     tasks = [resolve(t, *d, f"task{i}") for i, (t, d) in enumerate(zip(tasks, data), 1)]  # all, before any runs

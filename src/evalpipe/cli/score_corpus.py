@@ -30,6 +30,11 @@ def _text_systems(refs: List[str], paths: List[str], named: List[str], read_here
     """Systems of text files, read here (stdin; line counts checked, naming the files) or as
     :class:`TextFiles`, read where the work runs."""
     runs = typed_order([(p, (p, [p])) for p in paths] + [(spec, parse_named_files(spec)) for spec in named])
+    for kind, values in (("system", [name for name, _ in runs]), ("system file", [",".join(fs) for _, fs in runs]),
+                         *(("run of a system", fs) for _, fs in runs)):
+        twice = [v for v in values if v != "-" and values.count(v) > 1]
+        if twice:
+            raise UsageError(f"the {kind} {twice[0]!r} is given twice (arguments, -i, --system): give each once")
     if not read_here:
         if not runs:
             raise UsageError("this engine reads system files itself: pass system files or --system NAME=FILES")
@@ -267,7 +272,10 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         if value is not None:
             if "bleu" not in names:
                 raise UsageError(f"--{key} is BLEU's option, and bleu is not among the metrics ({', '.join(names)})")
-            given.setdefault(f"bleu.{key}", value)
+            clash = next((k for k in (key, f"bleu.{key}") if k in given), None)
+            if clash:
+                raise UsageError(f"--{key} and -o {clash}={given[clash]} set the same option: give it once")
+            given[f"bleu.{key}"] = value
     if language_pair and "bleu" not in names:
         raise UsageError(f"-l picks BLEU's tokenizer for the target language, and bleu is not among the metrics "
                          f"({', '.join(names)})")

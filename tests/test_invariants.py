@@ -1,0 +1,94 @@
+"""Invariants every command keeps, each checked by walking every click command (``commands()`` of
+tests/test_cli_conventions.py), so that a command added later inherits them:
+
+* a value given twice is refused: a single-value option given twice (under any of its spellings), the same value
+  twice in an option or argument that takes several -- one usage error (exit 2) naming the option, before
+  anything is read;
+* exit codes: 2 for usage (an unknown option, a value click refuses), 1 for input or environment (a file that
+  does not exist), the same in every command, one ``Error:`` line and no traceback.
+
+``evalpipe sacrebleu`` is left out: its arguments are sacrebleu's own.
+"""
+from __future__ import annotations
+
+from typing import List
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from evalpipe.cli import main
+from test_cli_conventions import commands, options
+
+
+def _value(param: click.Parameter) -> str:
+    choices = getattr(param.type, "choices", None)
+    if choices:
+        return str(list(choices)[-1])
+    if isinstance(param.type, (click.types.IntParamType, click.types.FloatParamType, click.types.IntRange,
+                               click.types.FloatRange)):
+        return "3"
+    return "value"
+
+
+def _typed(param: click.Option, value: str) -> List[str]:
+    return [param.opts[0]] if param.is_flag or param.count else [param.opts[0], value]
+
+
+def _single_cases():
+    for name, cmd in sorted(commands().items()):
+        for param in options(cmd):
+            if param.multiple or param.count or param.is_eager:
+                continue
+            yield pytest.param(name, param, id=f"{name} {param.opts[0]}")
+
+
+def _several_cases():
+    for name, cmd in sorted(commands().items()):
+        for param in cmd.params:
+            takes_several = getattr(param, "multiple", False) or (isinstance(param, click.Argument) and param.nargs == -1)
+            if takes_several and not getattr(param, "is_flag", False) and not getattr(param, "hidden", False):
+                yield pytest.param(name, param, id=f"{name} {param.human_readable_name}")
+
+
+def _refused(args: List[str], needle: str) -> None:
+    result = CliRunner().invoke(main, args)
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and needle in errors[0], (args, result.output)
+
+
+@pytest.mark.parametrize("name,param", list(_single_cases()))
+def test_a_single_value_option_given_twice_is_refused(name, param):
+    words = _typed(param, _value(param))
+    second = [param.secondary_opts[0]] if param.secondary_opts else words
+    _refused(name.split() + words + second, "given twice")
+
+
+@pytest.mark.parametrize("name,param", list(_several_cases()))
+def test_the_same_value_twice_in_an_option_that_takes_several_is_refused(name, param):
+    value = "x=1" if "-o" in getattr(param, "opts", ()) or "--agent-option" in getattr(param, "opts", ()) else \
+        "NAME=FILE" if "--segment-scores" in getattr(param, "opts", ()) or "--system" in getattr(param, "opts", ()) \
+        else _value(param)
+    words = [value, value] if isinstance(param, click.Argument) else [param.opts[0], value, param.opts[0], value]
+    _refused(name.split() + words, "given twice")
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["score-corpus", "-tok", "intl", "-o", "bleu.tokenize=13a", "-r", __file__, __file__], "set the same option"),
+    (["score-corpus", "-lc", "-o", "lowercase=true", "-r", __file__, __file__], "set the same option"),
+    (["serve", "bleu", "-o", "tokenize=intl", "-o", "bleu.tokenize=13a"], "set the same option"),
+    (["meta-eval", "tasks", "--root", ".", "--recipe", "WMT23", "-l", "en-de,en-de"], "'en-de' given twice"),
+    (["meta-eval", "matrix", "--root", ".", "--test-set", "x", "-l", "en-de", "-m", "a,b", "-m", "b"],
+     "'b' given twice"),
+])
+def test_a_value_given_twice_through_two_spellings_is_refused(tmp_path, args, needle):
+    (tmp_path / "x").mkdir()
+    args = [str(tmp_path) if a == "." else a for a in args]
+    result = CliRunner().invoke(main, args)
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and needle in errors[0], (args, result.output)
+
+
+@pytest.mark.parametrize("name", sorted(commands()))
+def test_an_unknown_option_is_a_usage_error(name):
+    _refused(name.split() + ["--no-such-option"], "No such option")
