@@ -4,6 +4,9 @@ tests/test_cli_conventions.py), so that a command added later inherits them:
 * a value given twice is refused: a single-value option given twice (under any of its spellings), the same value
   twice in an option or argument that takes several -- one usage error (exit 2) naming the option, before
   anything is read;
+* nothing is overwritten without asking: a command that writes into a data folder under names it chooses (the
+  commands with ``--force``) refuses to replace a file there in one line naming it, writes nothing, and replaces
+  it with ``--force``;
 * exit codes: 2 for usage (an unknown option, a value click refuses), 1 for input or environment (a file that
   does not exist), the same in every command, one ``Error:`` line and no traceback.
 
@@ -92,3 +95,53 @@ def test_a_value_given_twice_through_two_spellings_is_refused(tmp_path, args, ne
 @pytest.mark.parametrize("name", sorted(commands()))
 def test_an_unknown_option_is_a_usage_error(name):
     _refused(name.split() + ["--no-such-option"], "No such option")
+
+
+#: for each command that writes into a test set under names it chooses: a test set of tests/data (copied) and
+#: arguments that write there
+WRITERS = {
+    "meta-eval add-metric": ("wmt21.news", ["chrf", "--name", "chrF"]),  # the official chrF files
+    "meta-eval mqm-scores": ("wmt21.tedtalks", ["RATINGS"]),  # its default --name mqm: the gold MQM files
+}
+
+
+def test_every_command_with_force_is_walked():
+    having = {name for name, cmd in commands().items() if any("--force" in o.opts for o in options(cmd))}
+    assert having == set(WRITERS)
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_nothing_is_overwritten_without_force(tmp_path, name):
+    import shutil
+
+    from conftest import DATA
+
+    test_set, words = WRITERS[name]
+    shutil.copytree(DATA / test_set, tmp_path / test_set)
+    ratings = tmp_path / "ratings.tsv"
+    ratings.write_text("system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+                       "Facebook-AI\ttalk.1\t1\t1\tr1\ts\tt\tNo-error\tNo-error\n", encoding="utf-8")
+    args = name.split() + [str(ratings) if a == "RATINGS" else a for a in words] + [
+        "--root", str(tmp_path), "--test-set", test_set, "-l", "en-de"]
+    before = {p: p.read_bytes() for p in (tmp_path / test_set).rglob("*") if p.is_file()}
+    first = CliRunner().invoke(main, args)
+    if first.exit_code == 0:  # it wrote new files: a second run finds them
+        before = {p: p.read_bytes() for p in (tmp_path / test_set).rglob("*") if p.is_file()}
+        first = CliRunner().invoke(main, args)
+    errors = [line for line in first.output.splitlines() if line.startswith("Error:")]
+    assert first.exit_code == 1 and len(errors) == 1 and "--force" in errors[0], first.output
+    assert str(tmp_path / test_set) in errors[0]
+    assert {p: p.read_bytes() for p in (tmp_path / test_set).rglob("*") if p.is_file()} == before
+    forced = CliRunner().invoke(main, args + ["--force"])
+    assert forced.exit_code in (0, 1) and "--force" not in forced.output, forced.output
+
+
+def test_a_metric_name_cannot_write_outside_the_metric_scores_folder(tmp_path):
+    import shutil
+
+    from conftest import NEWS
+
+    shutil.copytree(NEWS, tmp_path / "wmt21.news")
+    result = CliRunner().invoke(main, ["meta-eval", "add-metric", "chrf", "--name", "a/b", "--root", str(tmp_path),
+                                       "--test-set", "wmt21.news", "-l", "en-de"])
+    assert result.exit_code == 2 and "--name" in result.output and "(no /)" in result.output

@@ -151,7 +151,13 @@ def test_the_command_refuses_what_it_cannot_use(tmp_path):
     assert done.returncode == 2 and "the ratings have no system 'Other'" in done.stderr
     done = _run(base + ["--weights", "Major=5"])
     assert done.returncode == 2 and "expected SEVERITY[/CATEGORY...]:WEIGHT" in done.stderr
-    done = _run(base + ["--rename", "NoSuch=Facebook-AI"])
+    gold = tmp_path / "wmt21.tedtalks" / "human-scores" / "en-de.mqm.seg.score"
+    if gold.exists():  # the test set's own MQM scores are never replaced by one rating line without --force
+        before = gold.read_bytes()
+        done = _run(base + ["--rename", "NoSuch=Facebook-AI"])
+        assert done.returncode == 1 and str(gold) in done.stderr and "--force" in done.stderr, done.stderr
+        assert gold.read_bytes() == before
+    done = _run(base + ["--rename", "NoSuch=Facebook-AI", "--force"])
     assert done.returncode == 0, done.stderr
     seg = _score_file(tmp_path / "wmt21.tedtalks" / "human-scores" / "en-de.mqm.seg.score")
     assert seg["Facebook-AI"][0] == -0.0 and all(v is None for v in seg["Facebook-AI"][1:])

@@ -123,6 +123,16 @@ def check_same_length(named: Sequence[Tuple[str, Sequence[str]]]) -> None:
                               f"{name} has {len(lines)} lines")
 
 
+def refuse_overwrite(paths: Sequence[str], force: bool = False) -> None:
+    """Before a command writes files under names it chooses into a data folder (an MTME test set): an existing one
+    is an :class:`InputError` naming it, unless ``force`` -- checked for every path before any is written, so a
+    refused run writes nothing."""
+    if not force:
+        for path in paths:
+            if os.path.exists(path):
+                raise InputError("exists already; give --force to replace it", path)
+
+
 def write_atomically(path: str, text: Union[str, bytes], mode: int = 0o644) -> None:
     """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through a temporary file in the same folder, flushed to disk
     and renamed over ``path``: a crash leaves the old file or the new one, never a truncated one, and

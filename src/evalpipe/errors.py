@@ -71,9 +71,12 @@ class StatsError(InputError):
 
 
 class EngineError(EvalpipeError, RuntimeError):
-    """An engine that cannot run here (missing pyspark or Java, bad master URL), or a chunk that failed."""
+    """An engine that cannot run here (missing pyspark or Java, bad master URL), or a chunk that failed: the
+    environment, exit 1 as every input or environment problem."""
 
-    exit_code = 2
+
+class EngineUsageError(EngineError, UsageError):
+    """An engine named or configured as none can be (an unknown name, fewer than one worker): a usage error."""
 
 
 class ProtocolError(EvalpipeError, RuntimeError):

@@ -4,8 +4,8 @@ A command parses its arguments, calls the library and prints; it never writes ``
 by hand.  :class:`Command` and :class:`Group`:
 
 * map :class:`~evalpipe.errors.UsageError` to click's usage error (exit 2, with the usage line) and
-  every other :class:`~evalpipe.errors.EvalpipeError` to ``Error: ...`` with its ``exit_code`` (1 for
-  data errors, 2 for an engine that cannot run);
+  every other :class:`~evalpipe.errors.EvalpipeError` to ``Error: ...`` with exit 1 (input and environment:
+  bad data, a missing package, an engine that cannot run here);
 * turn what the system says about a file (``OSError``: missing, a folder, no permission) and
   undecodable bytes into one ``Error:`` line naming the file (exit 1);
 * never show a traceback: an exception that is none of these is a bug in evalpipe, reported in one
@@ -27,12 +27,12 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 import click
 
-from evalpipe.errors import EngineError, EvalpipeError, MissingDependency, UsageError
+from evalpipe.errors import EvalpipeError, MissingDependency, UsageError
 
 
 def to_click(exc: EvalpipeError, ctx: Any = None) -> click.ClickException:
     """The click exception for an evalpipe error."""
-    if isinstance(exc, UsageError) and not isinstance(exc, EngineError):
+    if isinstance(exc, UsageError):
         return click.UsageError(str(exc), ctx=ctx)
     error = click.ClickException(str(exc))
     error.exit_code = exc.exit_code

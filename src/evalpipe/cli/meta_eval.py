@@ -471,14 +471,17 @@ def _pooled_matrix(root, test_set, language_pair, human, level, average, statist
               help="write segment scores computed elsewhere as the metric METRIC instead of computing one: "
                    "comet-score's output or a seg.score file holding every system (matched by name), or one file a "
                    "system in sorted order; -o format=comet|mtme|lines|jsonl, -o field=KEY for JSON lines")
+@click.option("--force", is_flag=True, help="replace score files of the same name already in the test set")
 @stacked(opt.engines("systems"))
-def add_metric_command(root, test_set, language_pair, metric, refs, options, name, segment_scores, engine, workers,
-                       spark_master) -> None:
+def add_metric_command(root, test_set, language_pair, metric, refs, options, name, segment_scores, force, engine,
+                       workers, spark_master) -> None:
     """Score every system with an evalpipe METRIC and write metric-scores files (sys and seg); with
     --segment-scores, write the scores of METRIC computed elsewhere (COMET, MetricX, ...)."""
     from evalpipe.engines import make_engine
     from evalpipe.meta.metric_files import add_metric, add_segment_scores
 
+    if name is not None and not re.fullmatch(r"[A-Za-z0-9][\w.+*-]*", name):
+        raise UsageError(f"--name: a metric name is letters, digits, _, -, ., + or * (no /), got {name!r}")
     evs = EvalSet(root, test_set, language_pair)
     unknown = sorted(set(refs) - set(evs.refs))
     if unknown:
@@ -492,7 +495,7 @@ def add_metric_command(root, test_set, language_pair, metric, refs, options, nam
             raise UsageError(f"{what} and --segment-scores cannot go together: the scores are read, not computed "
                              f"(METRIC names them; -o takes format and field)")
         paths = add_segment_scores(evs, metric, segment_scores.split(","), list(refs) or [sorted(evs.refs)[0]],
-                                   given.get("format", "auto"), given.get("field"))
+                                   given.get("format", "auto"), given.get("field"), force=force)
         for level, path in paths.items():
             click.echo(f"{level}\t{path}")
         return
@@ -506,7 +509,7 @@ def add_metric_command(root, test_set, language_pair, metric, refs, options, nam
         if refs and not built.uses_reference:
             raise UsageError(f"-r: {metric} scores without a reference (it writes {metric}-src files); give no -r")
     with make_engine(engine, workers, spark_master=spark_master) as runner:
-        paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner)
+        paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner, force=force)
     for level, path in paths.items():
         click.echo(f"{level}\t{path}")
 
@@ -520,7 +523,8 @@ def add_metric_command(root, test_set, language_pair, metric, refs, options, nam
                    "MTME's 'Major:5 Minor:1 Neutral:0 Major/Non-translation!:25 Minor/Fluency/Punctuation:0.1')")
 @click.option("--rename", multiple=True, metavar="RATED=SYSTEM",
               help="a system of the ratings under the test set's name, e.g. ref=refA (repeat)")
-def mqm_scores_command(root, test_set, language_pair, ratings, name, weights, rename) -> None:
+@click.option("--force", is_flag=True, help="replace human-score files of the same name already in the test set")
+def mqm_scores_command(root, test_set, language_pair, ratings, name, weights, rename, force) -> None:
     """Write the test set's human-scores LP.NAME.seg.score and .sys.score from an MQM ratings TSV, as MTME's
     converters/score_mqm.py scores them (per-rater sums of error weights, averaged over raters, negated); the
     system score is the mean over the system's rated segments."""
@@ -539,7 +543,7 @@ def mqm_scores_command(root, test_set, language_pair, ratings, name, weights, re
     unused = sorted(set(renamed) - {system for system, _, _ in scores})
     if unused:
         raise UsageError(f"--rename {unused[0]}=...: the ratings have no system {unused[0]!r}")
-    for level, path in write_human_scores(evs, scores, name, renamed).items():
+    for level, path in write_human_scores(evs, scores, name, renamed, force=force).items():
         click.echo(f"{level}\t{path}")
 
 

@@ -15,7 +15,7 @@ import os
 from typing import Any, Optional
 
 from evalpipe.engines.base import Engine, Job
-from evalpipe.errors import EngineError, PluginError
+from evalpipe.errors import EngineError, EngineUsageError, PluginError
 from evalpipe.registry import ENGINES_GROUP, list_plugins, load_class
 
 
@@ -63,7 +63,7 @@ def make_engine(name: str = "local", workers: Optional[int] = None, **settings: 
         cls = load_class(name, ENGINES_GROUP)
     except PluginError as exc:
         known = ", ".join(list_plugins(ENGINES_GROUP))
-        raise EngineError(f"{exc}" if ":" in name else f"unknown engine {name!r}; expected one of {known}") from None
+        raise EngineUsageError(f"{exc}" if ":" in name else f"unknown engine {name!r}; expected one of {known}") from None
     if "spark_master" in settings:
         settings["master"] = settings.pop("spark_master")
     return cls(workers=workers, **settings)

@@ -16,7 +16,7 @@ from itertools import accumulate, chain
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from evalpipe.engines.base import Engine, Job, chunk_partial, chunk_rows, merge
-from evalpipe.errors import EngineError
+from evalpipe.errors import EngineError, EngineUsageError
 
 _INHERITED: Dict[int, Any] = {}  # specs registered before the pool forked, by id
 _STARTED: Optional[Any] = None  # in a worker: where it reports the chunk it starts
@@ -44,7 +44,7 @@ class PoolEngine(Engine):
 
     def __init__(self, workers: int = 2, chunk_size: int = 0, min_work: int = 0, **settings: Any) -> None:
         if workers < 1:
-            raise EngineError(f"the pool engine needs at least 1 worker, got {workers}")
+            raise EngineUsageError(f"the pool engine needs at least 1 worker, got {workers}")
         self.workers, self.chunk_size, self.min_work = workers, chunk_size, min_work
         self._pool: Optional[Any] = None  # a ProcessPoolExecutor once started
         self._started: Any = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Optional
 
-from evalpipe.corpus import write_atomically
+from evalpipe.corpus import refuse_overwrite, write_atomically
 from evalpipe.engines import Engine, Job
 from evalpipe.engines.local import LocalEngine
 from evalpipe.errors import UsageError
@@ -17,6 +17,15 @@ from evalpipe.sufficient_stats.vectors import sum_stats
 def _base(evs: EvalSet, label: str, refs: List[str]) -> str:
     label = label.replace("-", "_").replace("*", "x").replace("+", "_")
     return f"{label}-{'.'.join(refs) if len(refs) == 1 else 'all' if len(refs) == len(evs.refs) else '_'.join(refs)}"
+
+
+def _paths(evs: EvalSet, base: str, force: bool) -> Dict[str, str]:
+    """``{level: path}`` of the files a metric named ``base`` is written to; an existing one is refused unless
+    ``force`` (checked before anything is computed or written)."""
+    out_dir = os.path.join(evs.dir, "metric-scores", evs.lp)
+    paths = {level: os.path.join(out_dir, f"{base}.{level}.score") for level in ("sys", "seg")}
+    refuse_overwrite(list(paths.values()), force)
+    return paths
 
 
 def _write(evs: EvalSet, base: str, sys_lines: List[str], seg_lines: List[str]) -> Dict[str, str]:
@@ -32,7 +41,7 @@ def _write(evs: EvalSet, base: str, sys_lines: List[str], seg_lines: List[str]) 
 
 
 def add_segment_scores(evs: EvalSet, label: str, files: List[str], refs: List[str], fmt: str = "auto",
-                       field: Optional[str] = None) -> Dict[str, str]:
+                       field: Optional[str] = None, force: bool = False) -> Dict[str, str]:
     """Write ``metric-scores/LP/LABEL-REFS.sys.score`` and ``.seg.score`` from segment scores computed elsewhere
     (:mod:`evalpipe.score_files`: comet-score's output, one file a system, ...) for every system output but the
     references scored against: segment lines as read (``None`` kept), system scores their mean over the scored
@@ -43,6 +52,7 @@ def add_segment_scores(evs: EvalSet, label: str, files: List[str], refs: List[st
     for ref in refs:
         if ref not in evs.refs:
             raise UsageError(f"unknown reference {ref!r}; the set has {', '.join(sorted(evs.refs))}")
+    _paths(evs, _base(evs, label, refs), force)
     systems = [s for s in sorted(evs.sys_outputs) if s not in refs]
     segments = len(next(iter(evs.sys_outputs.values())))
     table = scores_for_systems(label, files, systems, segments, fmt, field)
@@ -56,7 +66,8 @@ def add_segment_scores(evs: EvalSet, label: str, files: List[str], refs: List[st
 
 
 def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[str] = None,
-               engine: Optional[Engine] = None, systems: Optional[List[str]] = None) -> Dict[str, str]:
+               engine: Optional[Engine] = None, systems: Optional[List[str]] = None, force: bool = False
+               ) -> Dict[str, str]:
     """Write ``metric-scores/LP/NAME-REFS.sys.score`` and ``.seg.score`` for every system output.
 
     Segment scores are the metric of each segment's own stats; system scores the metric of the
@@ -78,6 +89,7 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
             streams = [evs.src, *streams]
         else:
             streams, base = [evs.src], _base(evs, name or spec.name, ["src"])  # MTME names QE metrics NAME-src
+    _paths(evs, base, force)
     sys_lines, seg_lines = [], []
     for system in sorted(systems or evs.sys_outputs):
         if system in refs:

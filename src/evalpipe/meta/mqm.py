@@ -23,7 +23,7 @@ import os
 from collections import defaultdict
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from evalpipe.corpus import write_atomically
+from evalpipe.corpus import refuse_overwrite, write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.meta.evalset import EvalSet
 
@@ -104,7 +104,7 @@ def score_ratings(path: str, weights: Mapping[str, float]) -> Dict[Key, Tuple[fl
 
 
 def write_human_scores(evs: EvalSet, scores: Mapping[Key, Tuple[float, Dict[str, float]]], name: str = "mqm",
-                       rename: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+                       rename: Optional[Mapping[str, str]] = None, force: bool = False) -> Dict[str, str]:
     """Write ``human-scores/LP.NAME.seg.score`` and ``.sys.score`` of ``evs`` from :func:`score_ratings`'s scores;
     returns the paths.  ``rename`` maps a ratings system name to the test set's (``ref`` -> ``refA``)."""
     rename = dict(rename or {})
@@ -128,6 +128,7 @@ def write_human_scores(evs: EvalSet, scores: Mapping[Key, Tuple[float, Dict[str,
     if not seg:
         raise InputError("the ratings hold no segments")
     folder = os.path.join(evs.dir, "human-scores")
+    refuse_overwrite([os.path.join(folder, f"{evs.lp}.{name}.{level}.score") for level in ("seg", "sys")], force)
     os.makedirs(folder, exist_ok=True)
     seg_lines, sys_lines = [], []
     for system in sorted(seg):
