@@ -85,7 +85,7 @@ def ted_cli(stats, k: int = 1000) -> None:
             for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")):
                 extra = ["-o", "effective_order=true"] if metric == "bleu" else []
                 subprocess.run([evalpipe, "meta-eval", "add-metric", "--root", tmp, "--test-set", root.name, "-l",
-                                "en-de", "--name", name, metric, *extra], check=True, capture_output=True,
+                                "en-de", "--name", name, "--force", metric, *extra], check=True, capture_output=True,
                                env=child_env())
             sets.append(("TED talks en-de MQM", root.name, ("BLEU-refA", "chrF-refA")))
         else:

@@ -80,7 +80,7 @@ def build(source: Path, root: Path, domains: bool = False) -> Path:
             runs.append(("chrf", "chrF", [], "refA"))
         for metric, name, opts, ref in runs:
             subprocess.run([_evalpipe(), "meta-eval", "add-metric", metric, "--root", str(root), "--test-set",
-                            "wmt21.news", "-l", lp, "-r", ref, "--name", name, *opts], check=True,
+                            "wmt21.news", "-l", lp, "-r", ref, "--name", name, "--force", *opts], check=True,
                            stdout=subprocess.DEVNULL)
         src = _lines(news / "sources" / f"{lp}.txt")
         seg, sys_ = [], []
