@@ -14,6 +14,7 @@ tests/test_cli_conventions.py), so that a command added later inherits them:
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List
 
 import click
@@ -145,3 +146,97 @@ def test_a_metric_name_cannot_write_outside_the_metric_scores_folder(tmp_path):
     result = CliRunner().invoke(main, ["meta-eval", "add-metric", "chrf", "--name", "a/b", "--root", str(tmp_path),
                                        "--test-set", "wmt21.news", "-l", "en-de"])
     assert result.exit_code == 2 and "--name" in result.output and "(no /)" in result.output
+
+
+# A metric's direction travels with its scores
+
+def _lower_is_better_text_metrics():
+    from evalpipe.registry import list_metrics, load_class
+
+    out = []
+    for name in list_metrics():
+        cls = load_class(name)
+        if not cls.higher_is_better and cls.hypothesis_kind == "text" and getattr(cls, "min_references", 1) >= 1:
+            out.append(name)
+    return out
+
+
+def test_the_walk_finds_the_lower_is_better_metrics():
+    assert {"ter", "wer"} <= set(_lower_is_better_text_metrics())
+
+
+def _evalpipe_json(args):
+    import json
+    import subprocess
+
+    from conftest import child_env, script
+
+    done = subprocess.run([script("evalpipe"), *map(str, args)], capture_output=True, text=True, env=child_env(),
+                          timeout=300)
+    assert done.returncode == 0, (args, done.stderr)
+    return done
+
+
+def _ranking(doc, metric):
+    pair = doc["pairwise"][metric]
+    return pair["systems"], pair["clusters"]
+
+
+@pytest.mark.parametrize("metric", _lower_is_better_text_metrics())
+def test_a_lower_is_better_metric_ranks_and_chooses_as_its_negation(tmp_path, metric):
+    """Its ranking (score-corpus's clusters over segment scores declared lower) equals the ranking of the negated
+    scores declared higher; MBR with it as the utility chooses what the negated expected utility chooses; its
+    MTME files hold the negated scores (higher is better, as MTME ranks them)."""
+    import json
+    import shutil
+
+    from conftest import DATA, lines
+    from evalpipe import load_metric
+
+    news = DATA / "wmt21.news"
+    ref = news / "references" / "en-de.refA.txt"
+    systems = sorted((news / "system-outputs" / "en-de").glob("*.txt"))[:4]
+    scorer = load_metric(metric)
+    refs = lines(ref)
+    scores = {s.stem: [scorer.score(scorer.stats(h, [r])) for h, r in zip(lines(s), refs)] for s in systems}
+    plain, negated = [], []
+    for name, values in scores.items():
+        (tmp_path / f"{name}.lower").write_text("".join(f"{v!r}\n" for v in values))
+        (tmp_path / f"{name}.higher").write_text("".join(f"{-v!r}\n" for v in values))
+        plain.append(str(tmp_path / f"{name}.lower"))
+        negated.append(str(tmp_path / f"{name}.higher"))
+    common = ["score-corpus", *map(str, systems), "--all-pairs", "--paired-bs", "-f", "json"]
+    low = json.loads(_evalpipe_json(common + ["--segment-scores", "M=" + ",".join(plain), "-o", "M.direction=lower"]
+                                    ).stdout)
+    high = json.loads(_evalpipe_json(common + ["--segment-scores", "N=" + ",".join(negated), "-o",
+                                               "N.direction=higher"]).stdout)
+    assert _ranking(low, "M") == _ranking(high, "N")
+    best = _ranking(low, "M")[0][0]
+    assert Path(best).stem == min(scores, key=lambda s: sum(scores[s]))  # the lowest mean ranks first
+    corpus = json.loads(_evalpipe_json(["score-corpus", "-r", ref, *map(str, systems), "-m", metric, "--all-pairs",
+                                        "--paired-bs", "-f", "json"]).stdout)
+    ranked = corpus["pairwise"][metric]["systems"]
+    by_score = {r["system"]: r["score"] for r in corpus["results"]}
+    assert [by_score[s] for s in ranked] == sorted(by_score.values())  # best first: lowest first
+
+    # MBR: each segment's choice minimises the expected utility (maximises the negated one)
+    cands = [[lines(s)[i] for s in systems] for i in range(8)]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps(c) + "\n" for c in cands))
+    chosen = _evalpipe_json(["mbr", "--samples", samples, "-m", metric]).stdout.splitlines()
+    for c, pick in zip(cands, chosen):
+        negated_eu = [-sum(scorer.score(scorer.stats(h, [r])) for r in c) / len(c) for h in c]
+        assert pick == c[negated_eu.index(max(negated_eu))]
+
+    # MTME's files: negated, said on stderr
+    shutil.copytree(news, tmp_path / "wmt21.news")
+    added = _evalpipe_json(["meta-eval", "add-metric", metric, "--root", tmp_path, "--test-set", "wmt21.news", "-l",
+                            "en-de", "-r", "refA"])
+    assert "negated" in added.stderr
+    seg = tmp_path / "wmt21.news" / "metric-scores" / "en-de" / f"{metric}-refA.seg.score"
+    stored = {}
+    for line in seg.read_text().splitlines():
+        system, value = line.split("\t")
+        stored.setdefault(system, []).append(float(value))
+    for name, values in scores.items():
+        assert stored[name] == [0.0 - v for v in values]

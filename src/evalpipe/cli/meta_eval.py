@@ -16,7 +16,7 @@ from evalpipe.corpus import write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.meta.correlation import average_correlation, chance_accuracy
 from evalpipe.meta.evalset import LEVELS, EvalSet, list_sets, parse_score_lines, read_score_file
-from evalpipe.registry import metric_specs, parse_key_values
+from evalpipe.registry import ScoresSpec, metric_specs, parse_key_values
 
 set_options = stacked([
     root_option,
@@ -470,7 +470,8 @@ def _pooled_matrix(root, test_set, language_pair, human, level, average, statist
 @click.option("--segment-scores", "segment_scores", metavar="FILE[,FILE...]",
               help="write segment scores computed elsewhere as the metric METRIC instead of computing one: "
                    "comet-score's output or a seg.score file holding every system (matched by name), or one file a "
-                   "system in sorted order; -o format=comet|mtme|lines|jsonl, -o field=KEY for JSON lines")
+                   "system in sorted order; -o format=comet|mtme|lines|jsonl, -o field=KEY for JSON lines, -o "
+                   "direction=lower|higher (auto: lower for MetricX-, TER- or WER-like names)")
 @click.option("--force", is_flag=True, help="replace score files of the same name already in the test set")
 @stacked(opt.engines("systems"))
 def add_metric_command(root, test_set, language_pair, metric, refs, options, name, segment_scores, force, engine,
@@ -489,13 +490,15 @@ def add_metric_command(root, test_set, language_pair, metric, refs, options, nam
                          f"({', '.join(sorted(evs.refs))}), got {', '.join(unknown)}")
     if segment_scores:
         given = parse_key_values(options)
-        extra = sorted(set(given) - {"format", "field"})
+        extra = sorted(set(given) - {"format", "field", "direction"})
         if extra or name or "--engine" in given_flags(click.get_current_context()) or workers:
             what = f"-o {extra[0]}" if extra else "--name" if name else "--engine/--workers"
             raise UsageError(f"{what} and --segment-scores cannot go together: the scores are read, not computed "
-                             f"(METRIC names them; -o takes format and field)")
+                             f"(METRIC names them; -o takes format, field and direction)")
         paths = add_segment_scores(evs, metric, segment_scores.split(","), list(refs) or [sorted(evs.refs)[0]],
-                                   given.get("format", "auto"), given.get("field"), force=force)
+                                   given.get("format", "auto"), given.get("field"), force=force,
+                                   direction=given.get("direction", "auto"))
+        _say_negated(ScoresSpec.of(metric, {"direction": given.get("direction", "auto")}).build(), metric)
         for level, path in paths.items():
             click.echo(f"{level}\t{path}")
         return
@@ -510,8 +513,17 @@ def add_metric_command(root, test_set, language_pair, metric, refs, options, nam
             raise UsageError(f"-r: {metric} scores without a reference (it writes {metric}-src files); give no -r")
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         paths = add_metric(evs, spec, list(refs) or [sorted(evs.refs)[0]], name, runner, force=force)
+    _say_negated(built, name or spec.name)
     for level, path in paths.items():
         click.echo(f"{level}\t{path}")
+
+
+def _say_negated(metric, name: str) -> None:
+    from evalpipe.meta.metric_files import negated
+
+    if negated(metric):
+        click.echo(f"Note: {name} is lower-is-better: its scores are written negated (higher is better), as MTME's "
+                   f"files hold them", err=True)
 
 
 @meta_eval_group.command("mqm-scores", aliases=ALIASES)

@@ -19,7 +19,7 @@ from evalpipe.cli.base import (Command, Flag, Rules, Several, check_rules, given
                                typed_order)
 from evalpipe.corpus import check_same_length, read_lines, read_stream, write_atomically
 from evalpipe.engines import make_engine
-from evalpipe.errors import UsageError
+from evalpipe.errors import InputError, UsageError
 from evalpipe.inputs import TextFiles, TextPairs
 from evalpipe.registry import metric_specs, parse_key_values, parse_named_files
 from evalpipe.scoring import System, score_systems, sentence_scores
@@ -259,8 +259,7 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         refs, system_files = demo_files()
     given = parse_key_values(options)
     scores_given = _segment_score_specs(segment_scores, given)
-    if not refs and not instance_logs and not metric_names and not (scores_given and not system_files
-                                                                    and not named_systems):
+    if not refs and not instance_logs and not metric_names and not scores_given:
         raise UsageError("give reference files (-r REF) or SimulEval logs (--instances LOG)")
     if instance_logs and (refs or system_files or named_systems or segment_scores):
         raise UsageError("--instances logs carry their own references and predictions: "
@@ -309,8 +308,13 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
             # files are read where the work runs (streamed in blocks by one process, by byte range in a
             # pool, by Spark itself); only stdin is read here
             from_stdin = "-" in system_files or not (system_files or named_systems)
-            systems = _text_systems(list(refs), list(system_files), list(named_systems),
-                                    read_here=from_stdin and not runner.reads_files) if refs or without_refs else []
+            if refs or without_refs:
+                systems = _text_systems(list(refs), list(system_files), list(named_systems),
+                                        read_here=from_stdin and not runner.reads_files)
+            else:  # segment scores alone: the system files name the systems, in the order typed
+                if named_systems:
+                    raise UsageError("--system NAME=FILES: with segment scores alone, name the systems by their files")
+                systems = [System(p, []) for p in typed_order([(p, p) for p in system_files])]
         if models:
             from evalpipe.scoring.neural import attach_model_scores
 
@@ -318,6 +322,12 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
                                         source_file or "--source")
         if scores_given:
             specs += _attach_scores(systems, scores_given)
+            if system_files and not (refs or without_refs):  # the files named the systems: their lines are the scores'
+                for system in systems:
+                    have = len(read_lines(system.name))
+                    wrong = sorted({len(v) for v in system.scores.values()} - {have})
+                    if wrong:
+                        raise InputError(f"{have} lines but {wrong[0]} segment scores", system.name)
         if sentence_level:
             records = sentence_scores(systems, specs, runner, signatures=True)
             if score_only:

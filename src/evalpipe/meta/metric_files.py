@@ -1,4 +1,8 @@
-"""Scoring every system of an EvalSet with an evalpipe metric, into MTME metric-score files."""
+"""Scoring every system of an EvalSet with an evalpipe metric, into MTME metric-score files.
+
+MTME's files are higher-is-better, as WMT's are (MTME ranks and correlates them as they are): the scores of a
+lower-is-better metric (TER, WER, MetricX, segment scores declared ``direction=lower``) are written negated, and
+the command says so on stderr.  Each function returns ``{level: path}`` and whether the scores were negated."""
 from __future__ import annotations
 
 import os
@@ -17,6 +21,18 @@ from evalpipe.sufficient_stats.vectors import sum_stats
 def _base(evs: EvalSet, label: str, refs: List[str]) -> str:
     label = label.replace("-", "_").replace("*", "x").replace("+", "_")
     return f"{label}-{'.'.join(refs) if len(refs) == 1 else 'all' if len(refs) == len(evs.refs) else '_'.join(refs)}"
+
+
+def _stored(metric, value: Optional[float]) -> str:
+    """A score as MTME's files hold it: higher is better (a lower-is-better metric's negated; None kept)."""
+    if value is None:
+        return "None"
+    return repr(float(value) if metric.higher_is_better else 0.0 - float(value))
+
+
+def negated(metric) -> bool:
+    """Whether ``metric``'s scores are written negated into MTME's files (it is lower-is-better)."""
+    return not metric.higher_is_better
 
 
 def _paths(evs: EvalSet, base: str, force: bool) -> Dict[str, str]:
@@ -41,7 +57,7 @@ def _write(evs: EvalSet, base: str, sys_lines: List[str], seg_lines: List[str]) 
 
 
 def add_segment_scores(evs: EvalSet, label: str, files: List[str], refs: List[str], fmt: str = "auto",
-                       field: Optional[str] = None, force: bool = False) -> Dict[str, str]:
+                       field: Optional[str] = None, force: bool = False, direction: str = "auto") -> Dict[str, str]:
     """Write ``metric-scores/LP/LABEL-REFS.sys.score`` and ``.seg.score`` from segment scores computed elsewhere
     (:mod:`evalpipe.score_files`: comet-score's output, one file a system, ...) for every system output but the
     references scored against: segment lines as read (``None`` kept), system scores their mean over the scored
@@ -56,12 +72,12 @@ def add_segment_scores(evs: EvalSet, label: str, files: List[str], refs: List[st
     systems = [s for s in sorted(evs.sys_outputs) if s not in refs]
     segments = len(next(iter(evs.sys_outputs.values())))
     table = scores_for_systems(label, files, systems, segments, fmt, field)
-    metric = ScoresSpec(label).build()
+    metric = ScoresSpec.of(label, {"direction": direction}).build()
     sys_lines, seg_lines = [], []
     for system in systems:
         rows = metric.corpus_stats(table[system], [])
-        sys_lines.append(f"{system}\t{metric.score(sum_stats(rows, metric.num_stats))!r}")
-        seg_lines += [f"{system}\t{'None' if v is None else repr(v)}" for v in table[system]]
+        sys_lines.append(f"{system}\t{_stored(metric, metric.score(sum_stats(rows, metric.num_stats)))}")
+        seg_lines += [f"{system}\t{_stored(metric, v)}" for v in table[system]]
     return _write(evs, _base(evs, label, refs), sys_lines, seg_lines)
 
 
@@ -95,6 +111,6 @@ def add_metric(evs: EvalSet, spec: MetricSpec, refs: List[str], name: Optional[s
         if system in refs:
             continue  # a reference scored against itself says nothing
         rows = engine.rows(Job(spec, TextPairs(evs.sys_outputs[system], streams, system)))
-        sys_lines.append(f"{system}\t{metric.score(sum_stats(rows, metric.num_stats))!r}")
-        seg_lines += [f"{system}\t{metric.score(row)!r}" for row in rows]
+        sys_lines.append(f"{system}\t{_stored(metric, metric.score(sum_stats(rows, metric.num_stats)))}")
+        seg_lines += [f"{system}\t{_stored(metric, metric.score(row))}" for row in rows]
     return _write(evs, base, sys_lines, seg_lines)
