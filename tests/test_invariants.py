@@ -240,3 +240,67 @@ def test_a_lower_is_better_metric_ranks_and_chooses_as_its_negation(tmp_path, me
         stored.setdefault(system, []).append(float(value))
     for name, values in scores.items():
         assert stored[name] == [0.0 - v for v in values]
+
+
+# Undefined is printed as undefined; resources grow with the work done, not the number asked for
+
+def _constant_set(tmp_path):
+    import shutil
+
+    from conftest import NEWS
+
+    shutil.copytree(NEWS, tmp_path / "wmt21.news")
+    folder = tmp_path / "wmt21.news" / "metric-scores" / "en-de"
+    rows = (folder / "BLEU-refA.sys.score").read_text().splitlines()
+    (folder / "CONST-refA.sys.score").write_text("".join(f"{r.split()[0]}\t1.0\n" for r in rows))
+    return ["--root", str(tmp_path), "--test-set", "wmt21.news", "-l", "en-de"]
+
+
+@pytest.mark.parametrize("statistic", ["pearson", "spearman", "kendall"])
+def test_a_correlation_of_constant_scores_is_undefined(tmp_path, statistic):
+    import json
+
+    base = _constant_set(tmp_path)
+    scores = str(tmp_path / "wmt21.news" / "metric-scores" / "en-de" / "CONST-refA.sys.score")
+    text = CliRunner().invoke(main, ["meta-eval", "correlate", *base, "--scores", scores, "--statistic", statistic])
+    assert text.exit_code == 0 and "= undefined (constant metric scores)" in text.output and "0.0000" not in text.output
+    doc = json.loads(CliRunner().invoke(main, ["meta-eval", "correlate", *base, "--scores", scores, "--statistic",
+                                               statistic, "-f", "json"]).output)
+    assert doc["correlation"] is None and doc["undefined"] == "constant metric scores"
+    compared = CliRunner().invoke(main, ["meta-eval", "compare", *base, "BLEU-refA", "CONST-refA", "--statistic",
+                                         statistic])
+    assert compared.exit_code == 1 and "undefined (constant metric scores)" in compared.output
+
+
+@pytest.mark.parametrize("test,needle", [("permutation", "trials)"), ("bootstrap", "at most")])
+def test_a_huge_k_stops_early_or_is_one_line(tmp_path, test, needle):
+    base = _constant_set(tmp_path)
+    done = CliRunner().invoke(main, ["meta-eval", "compare", *base, "BLEU-refA", "chrF-refA", "--test", test,
+                                     "-k", "99999999999999999999"])
+    assert needle in done.output and "internal error" not in done.output, done.output
+    assert done.exit_code == (0 if test == "permutation" else 2)
+
+
+def test_early_stopping_in_batches_is_early_stopping_at_once():
+    """The trials counted batch by batch stop where they would stop counted at once (MTME's rule)."""
+    import numpy as np
+
+    from evalpipe.meta.significance import EarlyStopping
+
+    rng = np.random.default_rng(3)
+    for p in (0.01, 0.3, 0.6):
+        hits = rng.random(5000) < p
+        whole = EarlyStopping(len(hits), 100, 0.02, 0.5)
+        whole.add(hits)
+        for batch in (1, 37, 100, 1000):
+            parts = EarlyStopping(len(hits), 100, 0.02, 0.5)
+            for size in parts.batches(batch):
+                parts.add(hits[parts.trials:parts.trials + size])
+            assert parts.result(0.0) == whole.result(0.0)
+
+
+@pytest.mark.parametrize("value", ["2", "-1", "0"])
+def test_a_threshold_outside_0_1_is_refused(value):
+    result = CliRunner().invoke(main, ["meta-eval", "matrix", "--root", ".", "--test-set", "x", "-l", "en-de",
+                                       "--threshold", value])
+    assert result.exit_code == 2 and "--threshold" in result.output

@@ -139,7 +139,8 @@ def test_correlate_with_a_nan_score_drops_the_row_as_scipy():
         result = run(*base, "--statistic", statistic, stdin=stdin)
         assert result.returncode == 0, result.stderr
         doc = json.loads(result.stdout)
-        assert (doc["rows_averaged"], doc["correlation"]) == (0, 0.0), doc  # MTME's average of no row
+        # MTME averages no row as 0; evalpipe prints what it is: undefined, with the reason
+        assert (doc["rows_averaged"], doc["correlation"], doc["undefined"]) == (0, None, "NaN scores"), doc
 
 
 def test_significance_tests_name_a_nan_score():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -251,11 +252,17 @@ def correlate_command(root, test_set, language_pair, human, level, average, stat
     else:
         value, doc["rows_averaged"] = average_correlation(gold, metric, len(systems), average, statistic,
                                                           **_stat_options(statistic, variant, epsilon))
-    doc["correlation"] = value
+    undefined = doc.get("rows_averaged") == 0 or value is None or math.isnan(value)
+    doc["correlation"] = None if undefined else value
+    if undefined:
+        from evalpipe.meta.correlation import undefined_reason
+
+        doc["undefined"] = undefined_reason(gold, metric)
     if statistic in ("accuracy",) or (statistic == "kendall" and variant == "acc23"):
         doc["chance"] = chance_accuracy(gold)
+    shown = f"undefined ({doc['undefined']})" if undefined else f"{value:.4f}"
     click.echo(json.dumps(doc, indent=1) if fmt == "json" else
-               f"{'SPA' if spa else 'PDP' if pdp else statistic} ({level}, average {average}) = {value:.4f} over "
+               f"{'SPA' if spa else 'PDP' if pdp else statistic} ({level}, average {average}) = {shown} over "
                f"{len(systems)} systems"
                + (f"; chance {doc['chance']:.4f}" if "chance" in doc else ""))
 
@@ -313,9 +320,21 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     v1 = [v for s in systems for v in s1[s]]
     v2 = [v for s in systems for v in s2[s]]
     opts = _stat_options(statistic, variant, epsilon)
+    if test_kind != "pairwise":
+        corr = [average_correlation(gold, v, len(systems), average, statistic, **opts) for v in (v1, v2)]
+        for name, v, (_, rows) in zip((metric1, metric2), (v1, v2), corr):
+            from evalpipe.meta.correlation import undefined_reason
+
+            why = "" if rows else undefined_reason(gold, v)
+            if why and why != "NaN scores":  # (a NaN is named by the test itself, row and all)
+                raise InputError(f"{name}: its {statistic} correlation is undefined ({why}): there is nothing to "
+                                 f"compare")
+        corr = [c for c, _ in corr]
     if test_kind == "pairwise":
         from evalpipe.meta.pairwise_permutation import pairwise_permutation_test
 
+        if "--variant" not in given_flags(click.get_current_context()):
+            variant = "23"  # the pairwise test's own (WMT23's), unless another was typed
         variant = "acc23" if statistic == "accuracy" else variant
         if variant == "b" and (epsilon1 is None or epsilon2 is None):
             raise UsageError("--test pairwise with --variant b needs --epsilon1 and --epsilon2 "
@@ -330,8 +349,6 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     else:
         result = permutation_test(gold, v1, v2, len(systems), average, statistic, k=trials, seed=seed, mode=mode,
                                   block_size=k_block, **opts)
-    if test_kind != "pairwise":
-        corr = [average_correlation(gold, v, len(systems), average, statistic, **opts)[0] for v in (v1, v2)]
     result.update({"metric1": metric1, "metric2": metric2, "level": level, "statistic": statistic, "test": test_kind,
                    "correlation1": corr[0], "correlation2": corr[1]})
     if test_kind != "bootstrap":
@@ -350,7 +367,7 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
 @opt.seed("random seed of the tests' draws")
 @MODE
 @K_BLOCK
-@click.option("--threshold", type=float, default=0.05, show_default=True,
+@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
               help="p-value below which two metrics are in different significance clusters")
 @click.option("--spa", is_flag=True,
               help="rank by soft pairwise accuracy (MTME's pce tasks: segment-level scores, SPA per metric, MTME's "

@@ -261,6 +261,21 @@ def average_correlation(gold: Sequence[Optional[float]], metric: Sequence[float]
     return (total / n, n) if n else (0.0, 0)
 
 
+def undefined_reason(gold: Sequence[Optional[float]], metric: Sequence[float]) -> str:
+    """Why a correlation of these scores is undefined (no row gave a number), in words a person reads."""
+    pairs = [(g, m) for g, m in zip(gold, metric) if g is not None]
+    if not pairs:
+        return "no human scores"
+    g, m = (np.array(v, dtype=np.float64) for v in zip(*pairs))
+    if np.isnan(m).any() or np.isnan(g).any():
+        return "NaN scores"
+    if np.all(m == m[0]):
+        return "constant metric scores"
+    if np.all(g == g[0]):
+        return "constant human scores"
+    return "no row with two or more different scores"
+
+
 #: pairwise differences beyond which PDP is refused (rows x systems^2 values; MTME would build them all too)
 PDP_MAX_VALUES = 100_000_000
 

@@ -36,7 +36,7 @@ import numpy as np
 from evalpipe.errors import UsageError
 from evalpipe.meta.correlation import (LINEAR, Pair, groups, kendall_with_ties_opt, pair_outcomes, require_numbers,
                                        reshape, row_counts, taus_from_counts)
-from evalpipe.meta.significance import average_rows
+from evalpipe.meta.significance import average_rows, check_trials
 
 CATEGORIES = len(Pair)
 INT64_SAFE = 2 ** 62  # sums below this stay in int64; beyond, Python integers
@@ -135,6 +135,7 @@ def _fast_trials(rng, row, out1, out2, base1, base2, variant, delta, k, block_si
     exactly, in integers; tau-b from each trial's counts, as the other modes do."""
     rows = len(base1)
     g_row, g_out1, g_out2, sizes = _kinds(row, out1, out2)
+    check_trials(k, 8 * (len(sizes) + 2), "the pair-swapping permutation test")
     if variant in LINEAR:  # one draw per distinct integer coefficient: sums of binomials are binomials
         classes, bound = _linear_classes(base1, base2, g_row, g_out1, g_out2, sizes, LINEAR[variant])
         counts = np.array(list(classes.values()), dtype=np.int64)

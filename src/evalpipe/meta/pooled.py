@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import InputError, UsageError
-from evalpipe.meta.significance import early_stopped, mtme_trials, ranked_matrix
+from evalpipe.meta.significance import EarlyStopping, mtme_trials, ranked_matrix
 
 
 class Part:
@@ -104,16 +104,16 @@ def permutation_test(parts: Sequence[Part], metric1: Sequence[float], metric2: S
         table1[:, code] = np.sign(a1 - b1) == gold_sign
         table2[:, code] = np.sign(a2 - b2) == gold_sign
     rng = np.random.default_rng(seed)
-    diffs = np.empty(k)
+    stop = EarlyStopping(k, block_size, early_min, early_max)
     batch = max(1, min(k, 20_000_000 // max(len(gi), 1)))
     rows = np.arange(len(gi))
-    for start in range(0, k, batch):
-        w = rng.integers(0, 2, size=(min(batch, k - start), n), dtype=np.int8)
+    for size in stop.batches(batch):
+        w = rng.integers(0, 2, size=(size, n), dtype=np.int8)
         code = 2 * w[:, gi] + w[:, gj]
         a1 = table1[rows, code].sum(axis=1, dtype=np.int64)
         a2 = table2[rows, code].sum(axis=1, dtype=np.int64)
-        diffs[start:start + len(w)] = a2 / total - a1 / total
-    return early_stopped(diffs, delta, block_size, early_min, early_max)
+        stop.add(a2 / total - a1 / total >= delta)
+    return stop.result(delta)
 
 
 def significance_matrix(parts: Sequence[Part], metrics: Dict[str, Sequence[float]], k: int = 1000,

@@ -231,18 +231,51 @@ def mtme_trials(statistic: Callable[[np.ndarray], float], s1: np.ndarray, s2: np
     return {"p_value": large / i, "delta": delta, "trials": i}
 
 
-def early_stopped(diffs: np.ndarray, delta: float, block_size: int, early_min: float,
-                  early_max: float) -> Dict[str, Any]:
-    """The p-value of trials drawn at once (``diffs``: metric 2's lead in each), stopped where MTME's early stopping
-    would have stopped them: the first multiple of ``block_size`` whose running p-value is outside the bounds."""
-    hits = np.cumsum(diffs >= delta)
-    trials = len(diffs)
-    for i in range(block_size, len(diffs) + 1, block_size):
-        p = hits[i - 1] / i
-        if p < early_min or p > early_max:
-            trials = i
-            break
-    return {"p_value": float(hits[trials - 1] / trials), "delta": float(delta), "trials": int(trials)}
+#: what a test that keeps every trial's outcome may hold in memory for them
+TRIALS_MEMORY = 2_000_000_000
+
+
+def check_trials(k: int, bytes_per_trial: int, what: str) -> None:
+    """A test that keeps every trial (a bootstrap's percentiles, draws made at once) refuses a ``-k`` whose trials
+    would not fit in :data:`TRIALS_MEMORY`, in one line, instead of failing to allocate them."""
+    most = TRIALS_MEMORY // max(bytes_per_trial, 1)
+    if k > most:
+        raise UsageError(f"-k {k}: {what} keeps every trial's outcome; at most {most} trials fit here")
+
+
+class EarlyStopping:
+    """Trials drawn batch by batch, counted as they come and stopped where MTME's early stopping stops them: at the
+    first multiple of ``block_size`` whose running p-value lies outside ``[early_min, early_max]``.  Nothing the size
+    of ``k`` is ever allocated, so memory does not grow with ``k`` and a huge ``k`` that stops early ends early::
+
+        stop = EarlyStopping(k, block_size, early_min, early_max)
+        for size in stop.batches(batch):
+            stop.add(leads_of(size) >= delta)
+        return stop.result(delta)
+    """
+
+    def __init__(self, k: int, block_size: int, early_min: float, early_max: float) -> None:
+        self.k, self.block_size, self.early_min, self.early_max = k, block_size, early_min, early_max
+        self.trials, self.hits, self.stopped = 0, 0, False
+
+    def batches(self, batch: int):
+        """The sizes of the batches still to draw (at most ``batch`` trials each)."""
+        while not self.stopped and self.trials < self.k:
+            yield min(batch, self.k - self.trials)
+
+    def add(self, hit: np.ndarray) -> None:
+        """Count one batch of trials (``hit``: whether each trial's lead reached the observed one)."""
+        running = self.hits + np.cumsum(hit, dtype=np.int64)
+        first = self.block_size * (self.trials // self.block_size + 1)
+        for i in range(first, self.trials + len(hit) + 1, self.block_size):
+            p = running[i - self.trials - 1] / i
+            if p < self.early_min or p > self.early_max:
+                self.hits, self.trials, self.stopped = int(running[i - self.trials - 1]), i, True
+                return
+        self.hits, self.trials = int(running[-1]) if len(hit) else self.hits, self.trials + len(hit)
+
+    def result(self, delta: float) -> Dict[str, Any]:
+        return {"p_value": float(self.hits / self.trials), "delta": float(delta), "trials": int(self.trials)}
 
 
 def ranked_matrix(values: Dict[str, float], test: Optional[Callable[..., Dict[str, Any]]], seed: Optional[int],
@@ -297,13 +330,13 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
         rng = random_state if random_state is not None else np.random.RandomState(seed)
         return mtme_trials(corr, s1, s2, delta, k, block_size, early_min, early_max, rng)
     rng = np.random.default_rng(seed)
-    diffs = np.empty(k)
+    stop = EarlyStopping(k, block_size, early_min, early_max)
     batch = max(1, min(k, 20_000_000 // max(N, 1)))
     if statistic in ("kendall", "accuracy"):  # its per-trial tables are wider: fresh memory costs more than batches
         batch = max(1, min(batch, 2_000_000 // max(N, 1)))
     tables = None
-    for start in range(0, k, batch):
-        w = rng.integers(0, 2, size=(min(batch, k - start), N), dtype=np.int8).astype(np.float64)
+    for size in stop.batches(batch):
+        w = rng.integers(0, 2, size=(size, N), dtype=np.int8).astype(np.float64)
         if statistic == "pearson":
             r1, r2 = _pearson_batch(w, y, s1, s2, starts, lens)
         elif statistic in ("kendall", "accuracy") and options.get("variant", "b") != "c":
@@ -314,8 +347,8 @@ def permutation_test(gold: Sequence[Optional[float]], metric1: Sequence[float], 
         else:  # spearman, tau-c: trial by trial
             r1, r2 = (np.array([[STATISTICS[statistic](y[b:e], mix[b:e], **options) for b, e in bounds] for mix in mixes])
                       for mixes in (s2 + w * (s1 - s2), s1 - w * (s1 - s2)))
-        diffs[start:start + len(w)] = average_rows(r2, replace_nans_with_zeros) - average_rows(r1, replace_nans_with_zeros)
-    return early_stopped(diffs, delta, block_size, early_min, early_max)
+        stop.add(average_rows(r2, replace_nans_with_zeros) - average_rows(r1, replace_nans_with_zeros) >= delta)
+    return stop.result(delta)
 
 
 def significance_matrix(gold: Sequence[Optional[float]], metrics: Dict[str, Sequence[float]], num_sys: int,
@@ -351,6 +384,7 @@ def bootstrap_test(gold: Sequence[Optional[float]], metric1: Sequence[float], me
     rows = groups(gold, metric1, num_sys, average_by)
     rows2 = groups(gold, metric2, num_sys, average_by)
     require_numbers(rows + rows2, "bootstrap test")
+    check_trials(k, 16 * max(len(rows[0][0]) if average_by == "none" else len(rows), 1), "the bootstrap test")
     rng = np.random.default_rng(seed)
     if average_by == "none":
         (g, a), (_, b) = rows[0], rows2[0]
