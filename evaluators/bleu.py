@@ -27,6 +27,7 @@ from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.kernels import ngram_line, tokenize_13a
 from evalpipe.evaluators.kernels.ngram_line import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.kernels.tokenize_13a import tokens_13a, tokens_13a_flat
+from evalpipe.errors import OptionError
 from evalpipe.sufficient_stats.cache import LRUCache
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
@@ -72,6 +73,9 @@ class BLEU(Metric):
         super().__init__(**options)
         o = self.options
         n = o["max_ngram_order"]
+        if o["smooth_value"] is not None and o["smooth_method"] not in ("floor", "add-k"):
+            raise OptionError(f"bleu: smooth_value acts only with smooth_method floor or add-k; got "
+                              f"smooth_method={o['smooth_method']}")
         self._sacre_bleu: Any = None
         if o["tokenize"] == "13a":  # sacrebleu is imported when a signature asks for it, not before
             self._split = tokens_13a

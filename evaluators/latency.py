@@ -263,6 +263,11 @@ def prepare_block(metric: LatencyMetric, hypotheses: Sequence[SimulHypothesis],
     return block
 
 
+def _reads(*keys: str) -> dict:
+    """The shared options a latency metric reads (one that cannot change its value is not offered: refused)."""
+    return {key: LatencyMetric.OPTIONS[key] for key in keys}
+
+
 class AP(LatencyMetric):
     """Average Proportion: sum of delays / (|X| |Y|)."""
 
@@ -281,6 +286,8 @@ class LAAL(AL):
     """Length-Adaptive Average Lagging: AL with |Y| = max(|hypothesis|, |reference|)."""
 
     name, label = "laal", "LAAL"
+    # |Y| is max(|hypothesis|, |reference|) by definition: no target_length
+    OPTIONS = _reads("convention", "unit", "computation_aware", "target_unit", "spm_model", "reference_length")
 
     def target_mode(self) -> str:
         return "hypothesis" if self.options["convention"] == "iwslt2020" else "max"
@@ -290,6 +297,8 @@ class DAL(LatencyMetric):
     """Differentiable Average Lagging (|Y| = hypothesis length)."""
 
     name, label, uses_reference = "dal", "DAL", False
+    # SimulEval's DALScorer takes |Y| = the number of delays: no reference length counts
+    OPTIONS = _reads("convention", "unit", "computation_aware")
     batch_formula = staticmethod(lambda columns, src, tgt: F.batch_differentiable_average_lagging(columns, src))
 
 
@@ -297,6 +306,7 @@ class StartOffset(LatencyMetric):
     """Delay of the first target token."""
 
     name, label, uses_reference = "start_offset", "StartOffset", False
+    OPTIONS = _reads("unit", "computation_aware")  # the first delay: no length, no convention
     batch_formula = staticmethod(lambda columns, src, tgt: columns.unranked(columns.column(0).copy()))
 
 
@@ -306,6 +316,7 @@ class EndOffset(LatencyMetric):
     speech_intervals`) minus the source length."""
 
     name, label, uses_reference = "end_offset", "EndOffset", False
+    OPTIONS = _reads("convention", "unit", "computation_aware")  # the last delay minus |X|: no reference length
     batch_formula = staticmethod(lambda columns, src, tgt: columns.last() - src)
 
     def batch_values(self, block: "Block") -> np.ndarray:
@@ -321,6 +332,7 @@ class ATD(LatencyMetric):
     """
 
     name, label, uses_reference = "atd", "ATD", False
+    OPTIONS = _reads("unit", "computation_aware")  # token durations: no reference length, no convention
     block_stats, corpus_partial = Metric.block_stats, Metric.corpus_partial  # per sentence
 
     def segment_stats(self, hypothesis: SimulHypothesis, references: Tuple[str, ...]) -> List[Any]:

@@ -53,6 +53,9 @@ class TER(Metric):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         o = self.options
+        if o["asian_support"] and not (o["normalized"] or o["no_punct"]):
+            raise OptionError("ter: asian_support acts only with normalized=true or no_punct=true (sacrebleu's "
+                              "tercom tokenizer ignores it otherwise)")
         self._sacre = sb.metric("ter", **{k: v for k, v in o.items() if k not in ("cache_size", "max_tokens", "kernel")})
         self._cache: LRUCache = LRUCache(o["cache_size"])
         from evalpipe.evaluators.kernels import tercom as ter_kernel

@@ -105,6 +105,10 @@ def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List
         raise UsageError(f"no {human!r} human scores at level {level}; available: {names}")
     left_out = set(used_refs) | (set() if include_human else set(evs.refs))
     rated = [s for s in evs.human_sys_names(human, level) if s not in left_out]
+    if include_human and not any(s in evs.refs and s in metric_scores for s in rated):
+        others = ", ".join(sorted(set(evs.refs) - set(used_refs))) or "none besides the references the metric uses"
+        raise UsageError(f"--include-human: no human translation ({others}) has both {human} and metric scores at "
+                         f"level {level}: there is none to include")
     systems = [s for s in rated if s in metric_scores]
     missing = sorted(set(rated) - set(systems))
     if missing:  # (systems the humans did not rate are left out silently: WMT rates a subset)
@@ -116,6 +120,14 @@ def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List
                          f"(--min-systems {max(2, len(systems))} allows {'this' if len(systems) >= 2 else 'two'})")
     g = [v for s in systems for v in gold[s]]
     return systems, g
+
+
+def _check_average(level: str, average: str) -> None:
+    """``--average sys|item`` averages rows of several scores: at the system level a system has one score, so it
+    cannot act (item would equal none, sys would leave no row)."""
+    if level == "sys" and average != "none":
+        raise UsageError(f"--average {average} acts on segment- or document-level scores: at the system level each "
+                         f"system has one score (give --level seg, or no --average)")
 
 
 def _warn(message: str) -> None:
@@ -222,6 +234,7 @@ def correlate_command(root, test_set, language_pair, human, level, average, stat
         raise InputError(f"scores for systems that {test_set} {language_pair} does not have: {', '.join(strangers[:8])}"
                          f"{' ...' if len(strangers) > 8 else ''} (is the file for another language pair?)", where)
     level = level or _detect_level(evs, scores)
+    _check_average(level, average)
     stem = os.path.basename(scores_file).split(".")[0] if scores_file != "-" else ""
     systems, gold = _vectors(evs, human, level, scores, include_human, _used_refs(evs, stem), min_systems)
     metric = [v for s in systems for v in scores[s]]
@@ -314,6 +327,7 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     k_block = k_block or MTME_K_BLOCK
     evs = EvalSet(root, test_set, language_pair)
     level = level or "sys"
+    _check_average(level, average)
     s1, s2 = _metric_scores(evs, level, metric1), _metric_scores(evs, level, metric2)
     systems, gold = _vectors(evs, human, level, {s: v for s, v in s1.items() if s in s2}, include_human,
                              _used_refs(evs, metric1, metric2), min_systems)
@@ -395,6 +409,7 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
     named = comma_list(metric_names, "-m")
     evs = EvalSet(root, test_set, language_pair)
     level = level or ("seg" if spa else "sys")
+    _check_average(level, average)
     names = named or sorted(m for m in evs.metric_names if m in evs.scores[level])
     if not names:
         raise UsageError(f"no metric scores at level {level} in {evs.dir}")
@@ -423,9 +438,21 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
         from evalpipe.report import page
 
         write_atomically(report_file, page.meta_report(result))
-    rows = zip(result["ranks"], result["metrics"], result["correlations"])
-    click.echo(json.dumps(result, indent=1) if fmt == "json" else
-               "\n".join(f"{rank:>3}  {name:<30} {corr:.4f}" for rank, name, corr in rows))
+    click.echo(json.dumps(result, indent=1) if fmt == "json" else _matrix_text(result))
+
+
+def _matrix_text(result: dict) -> str:
+    """A header naming what was computed, then MTME's ``PrintMetricComparison`` with the p-values (``probs=True``):
+    each metric, its cluster rank, its value to 7 decimals, and the p-value of its test against every metric below
+    it (``.`` on and left of the diagonal)."""
+    header = " ".join(f"{key}={result[key]}" for key in ("test_set", "lp", "level", "human", "statistic", "average_by",
+                                                         "trials", "threshold") if key in result)
+    width = max(len(m) for m in result["metrics"])
+    lines = [header]
+    for i, (name, rank, value) in enumerate(zip(result["metrics"], result["ranks"], result["correlations"])):
+        sig = " ".join(["  .  "] * (i + 1)) + " " + " ".join(f"{p:5.3f}" for p in result["matrix"][i][i + 1:])
+        lines.append(f"{name:<{width}} {rank:>2} {value:10.7f}  {sig}".rstrip())
+    return "\n".join(lines)
 
 
 def _pooled_matrix(root, test_set, language_pair, human, level, average, statistic, include_human, fmt, min_systems,
@@ -472,9 +499,7 @@ def _pooled_matrix(root, test_set, language_pair, human, level, average, statist
     result.update(test_set=test_set, lp=language_pair, language_pairs=lps, human=human, level="sys",
                   statistic="accuracy", pooled=True, threshold=threshold, trials=trials, k_block=k_block,
                   systems=systems)
-    rows = zip(result["ranks"], result["metrics"], result["correlations"])
-    click.echo(json.dumps(result, indent=1) if fmt == "json" else
-               "\n".join(f"{rank:>3}  {name:<30} {corr:.4f}" for rank, name, corr in rows))
+    click.echo(json.dumps(result, indent=1) if fmt == "json" else _matrix_text(result))
 
 
 @meta_eval_group.command("add-metric", aliases=ALIASES)
