@@ -304,3 +304,22 @@ def test_a_threshold_outside_0_1_is_refused(value):
     result = CliRunner().invoke(main, ["meta-eval", "matrix", "--root", ".", "--test-set", "x", "-l", "en-de",
                                        "--threshold", value])
     assert result.exit_code == 2 and "--threshold" in result.output
+
+
+@pytest.mark.parametrize("key,names,needle", [
+    ("outlier_systems", ["NoSuchSystem"], "outlier_systems names NoSuchSystem, none of which is a system"),
+    ("primary_metrics", ["NoSuchMetric"], "primary_metrics names NoSuchMetric, none of which is a metric"),
+])
+def test_meta_info_naming_nothing_the_set_has_is_refused(tmp_path, key, names, needle):
+    import json
+    import shutil
+
+    from conftest import NEWS
+
+    shutil.copytree(NEWS, tmp_path / "wmt21.news")
+    info = {"en-de": {"std_ref": "refA", "std_gold": {"sys": "mqm", "seg": "mqm"}, key: names}}
+    (tmp_path / "wmt21.news" / "meta-info.json").write_text(json.dumps(info))
+    result = CliRunner().invoke(main, ["meta-eval", "tasks", "--root", str(tmp_path), "--test-set", "wmt21.news",
+                                       "--task", "lang=en-de level=sys corr_fcn=pearson"])
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 1 and len(errors) == 1 and needle in errors[0], result.output

@@ -195,12 +195,8 @@ def _exempt(command: str, flag: str) -> bool:
     return (command, flag) in EXEMPT or ("*", flag) in EXEMPT
 
 
-@pytest.mark.parametrize("command,param", list(_cases()))
-def test_an_option_acts_or_is_refused(root, tmp_path, command, param):
+def _walk(root: Path, tmp_path: Path, command: str, param: click.Option, words: List[str]) -> None:
     flag = param.opts[0]
-    if _exempt(command, flag):
-        pytest.skip(EXEMPT.get((command, flag)) or EXEMPT[("*", flag)])
-    words = BASE_FOR.get((command, flag), BASE[command]) + NEEDS.get((command, flag), [])
     base = command.split() + _expand(words, root, tmp_path / "a")
     key = (command, tuple(words), STDIN_FOR.get((command, flag)))
     if key not in _baselines:
@@ -215,6 +211,53 @@ def test_an_option_acts_or_is_refused(root, tmp_path, command, param):
     if without[0] != 0:  # refused without it, done with it (--force): it acted
         return
     assert (out, files) != without[1:3], f"{' '.join(given[len(command.split()):])}: the same output as without {flag}"
+
+
+@pytest.mark.parametrize("command,param", list(_cases()))
+def test_an_option_acts_or_is_refused(root, tmp_path, command, param):
+    flag = param.opts[0]
+    if _exempt(command, flag):
+        pytest.skip(EXEMPT.get((command, flag)) or EXEMPT[("*", flag)])
+    _walk(root, tmp_path, command, param, BASE_FOR.get((command, flag), BASE[command]) + NEEDS.get((command, flag), []))
+
+
+#: each command that has --demo, run on its demo (--demo must not swallow the options given beside it)
+DEMO_BASE: Dict[str, List[str]] = {
+    "score-corpus": ["--demo"],
+    "compare": ["--demo"],
+    "mbr": ["--demo"],
+    "tune": ["--demo", "--restarts", "1", "--random-directions", "1"],
+    "env run": ["--demo", "--episodes", "3"],
+    "report": ["--demo", "--output", "{tmp}/report.html"],
+}
+
+
+#: options beside --demo that cannot show on the demo's data, and why
+EXEMPT_DEMO = {("mbr", "--ties"): "acts only among equal expected utilities, which the demo does not have (walked "
+                                  "above on candidates that do)"}
+
+
+def _demo_cases():
+    for name, cmd in sorted(commands().items()):
+        if name in EXEMPT_COMMANDS or not any("--demo" in getattr(p, "opts", ()) for p in cmd.params):
+            continue
+        for param in cmd.params:
+            if isinstance(param, click.Option) and not param.hidden and not param.is_eager and param.opts[0] != "--demo":
+                yield pytest.param(name, param, id=f"{name} --demo {param.opts[0]}")
+
+
+def test_every_command_with_a_demo_is_walked_on_it():
+    having = {name for name, cmd in commands().items() if name not in EXEMPT_COMMANDS
+              and any("--demo" in getattr(p, "opts", ()) for p in cmd.params)}
+    assert having == set(DEMO_BASE)
+
+
+@pytest.mark.parametrize("command,param", list(_demo_cases()))
+def test_an_option_beside_demo_acts_or_is_refused(root, tmp_path, command, param):
+    flag = param.opts[0]
+    if _exempt(command, flag) or (command, flag) in EXEMPT_DEMO:
+        pytest.skip(EXEMPT_DEMO.get((command, flag)) or EXEMPT.get((command, flag)) or EXEMPT[("*", flag)])
+    _walk(root, tmp_path, command, param, DEMO_BASE[command])
 
 
 # Every metric option `evalpipe list` shows acts or is refused

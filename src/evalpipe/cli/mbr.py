@@ -65,12 +65,10 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
     if demo:
         if report_file:
             raise UsageError("--demo prints a table; --report goes with candidates you give")
-        if given or pseudo_file:
-            raise UsageError("--demo chooses among the shipped systems: give no system files, --nbest, --samples "
-                             "or --pseudo-references")
-        return _demo(metric_name, options, aggregate, workers)
-    if demo and source_file:
-        raise UsageError("--demo chooses among the shipped systems with an n-gram metric: give no --source")
+        if given or pseudo_file or segment_scores or source_file:
+            raise UsageError("--demo chooses among the shipped systems with an n-gram metric: give no system files, "
+                             "--nbest, --samples, --pseudo-references, --segment-scores or --source")
+        return _demo(metric_name, options, aggregate, workers, ties, fmt, output)
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
                          f"(got {', '.join(given) or 'none'})")
@@ -208,8 +206,10 @@ def _emit(text: str, output: Optional[str]) -> None:
         click.echo(text, nl=False)
 
 
-def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[int]) -> None:
-    """The shipped systems: MBR selection against single systems and the per-segment oracle."""
+def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[int], ties: str, fmt: str,
+          output: Optional[str]) -> None:
+    """The shipped systems: MBR selection against single systems and the per-segment oracle (``-f json``: the same
+    rows as JSON); ``--output``: the chosen candidates, one a line."""
     import os
 
     import sacrebleu
@@ -227,7 +227,7 @@ def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[i
     from evalpipe.engines import make_engine
 
     with make_engine("local", workers) as engine:
-        choices = mbr.decode(spec.build(), cands, aggregate=aggregate, engine=engine)
+        choices = mbr.decode(spec.build(), cands, aggregate=aggregate, engine=engine, ties=ties)
     rows: List[List[str]] = []
     systems = {os.path.basename(p).rsplit(".", 1)[0]: [c[k] for c in cands] for k, p in enumerate(system_files)}
     chrf = sacrebleu.CHRF()
@@ -236,6 +236,18 @@ def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[i
     for label, hyps in ((f"MBR ({metric_name}{', aggregated' if aggregate else ''})", [c.text for c in choices]),
                         (f"best single system ({best})", systems[best]), ("oracle (best chrF per segment)", oracle)):
         rows.append([label, f"{sacrebleu.corpus_bleu(hyps, [ref]).score:.2f}", f"{sacrebleu.corpus_chrf(hyps, [ref]).score:.2f}"])
+    if output:
+        from evalpipe.corpus import write_atomically
+
+        write_atomically(output, "".join(c.text + "\n" for c in choices))
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps({"segments": len(cands), "systems": len(system_files), "metric": metric_name,
+                               "aggregate": aggregate, "ties": ties,
+                               "rows": [{"selection": label, "bleu": float(b), "chrf": float(c)} for label, b, c in rows]},
+                              indent=1))
+        return
     width = max(len(r[0]) for r in rows)
     click.echo(f"{len(cands)} segments x {len(system_files)} WMT21 en-de systems (shipped demo), against the reference")
     click.echo(f"{'selection':<{width}}  BLEU   chrF")

@@ -97,7 +97,7 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
     from evalpipe.meta.evalset import EvalSet
     from evalpipe.meta.meta_info import meta_info_for, read_meta_info
     from evalpipe.meta.tables import task_set_table
-    from evalpipe.meta.task_run import resolve, run_task
+    from evalpipe.meta.task_run import check_meta_info, resolve, run_task
     from evalpipe.meta.tasks import assign_weights, average_corrs, average_ranks, str_value
 
     lps = comma_list(language_pair, "-l") if language_pair else []
@@ -125,6 +125,8 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
             if (task.test_set, lp) not in sets:
                 sets[task.test_set, lp] = EvalSet(root, task.test_set, lp)
     infos = {key: meta_info_for(evs.dir, key[1], given_info) for key, evs in sets.items()}
+    for key, evs in sets.items():
+        check_meta_info(evs, infos[key])
     only = comma_list(metric_names, "-m") or None
     data = [({lp: sets[t.test_set, lp] for lp in t.langs}, {lp: infos[t.test_set, lp] for lp in t.langs})
             for t in tasks]

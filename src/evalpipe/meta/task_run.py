@@ -52,6 +52,28 @@ def parse_metric_name(evs: EvalSet, name: str):
     return base, set(refs.split("."))
 
 
+def check_meta_info(evs: EvalSet, info: MetaInfo) -> None:
+    """Meta-information names what the test set has: a list (outlier_systems, primary_metrics, baseline_metrics)
+    none of whose names the set has cannot act and is refused, one line naming it; names it lacks beside names it
+    has (MTME's meta-information lists a year's metrics for every pair) are named on stderr, never dropped
+    silently."""
+    import logging
+
+    where = f"meta-info for {evs.name} {evs.lp}"
+    bases = {parse_metric_name(evs, name)[0] for name in evs.metric_names}
+    for key, have, kind in (("outlier_systems", set(evs.sys_outputs), "system"),
+                            ("primary_metrics", bases, "metric base name"),
+                            ("baseline_metrics", bases, "metric base name")):
+        named = getattr(info, key)
+        unknown = sorted(named - have)
+        if named and len(unknown) == len(named):
+            raise InputError(f"{where}: {key} names {', '.join(unknown)}, none of which is a {kind} there "
+                             f"({', '.join(sorted(have)) or 'none'})")
+        if unknown:
+            logging.getLogger(__name__).warning("%s: %s names %s, which %s not a %s there", where, key,
+                                                ", ".join(unknown), "is" if len(unknown) == 1 else "are", kind)
+
+
 def display_name(base: str, refs: Set[str], info: MetaInfo) -> str:
     """MTME's spreadsheet name: ``*`` before a metric that is not primary, ``[noref]`` after one without reference."""
     return ("" if base in info.primary_metrics else "*") + base + ("" if refs else "[noref]")
