@@ -17,6 +17,8 @@ equality to unbabel-comet 2.2.7: :mod:`evalpipe.evaluators.neural`.
 """
 from __future__ import annotations
 
+import re
+
 from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.errors import InputError, OptionError, UsageError
@@ -53,8 +55,8 @@ class Comet(Metric):
         if not self.options["model"]:
             raise OptionError(f"{self.name}: give the model folder, -o {self.name}.model=DIR (docs/neural.md)")
         device = self.options["device"]
-        if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-            raise OptionError(f"{self.name}: device expects auto, cpu, cuda or cuda:N, got {device!r}")
+        if device not in ("auto", "cpu", "cuda") and not re.fullmatch(r"cuda:\d+", device):
+            raise OptionError(f"{self.name}: device expects auto, cpu, cuda or cuda:N (N a GPU number), got {device!r}")
         from evalpipe.evaluators.neural.scorer import CometModel
 
         self.model = CometModel(self.options["model"], device, self.options["batch_size"], self.options["threads"])

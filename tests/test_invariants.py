@@ -323,3 +323,39 @@ def test_meta_info_naming_nothing_the_set_has_is_refused(tmp_path, key, names, n
                                        "--task", "lang=en-de level=sys corr_fcn=pearson"])
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert result.exit_code == 1 and len(errors) == 1 and needle in errors[0], result.output
+
+
+# Environment problems are one line, exit 1
+
+def test_tiny_comet_without_torch_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import child_env
+
+    (tmp_path / "missing").mkdir()
+    (tmp_path / "missing" / "torch.py").write_text("raise ModuleNotFoundError('No module named torch', name='torch')\n")
+    env = child_env()
+    env["PYTHONPATH"] = str(tmp_path / "missing")
+    done = subprocess.run([sys.executable, "-m", "evalpipe.tiny_comet", str(tmp_path / "m")], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 1 and done.stderr.count("Error:") == 1 and "pip install torch" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("device,code,needle", [("cuda:x", 2, "cuda:N"), ("cuda:7", 1, "device=cpu")])
+def test_a_device_that_is_not_there_is_one_line(tmp_path, device, code, needle):
+    pytest.importorskip("torch")
+    import torch
+
+    from evalpipe import tiny_comet
+
+    if torch.cuda.device_count() > 7:
+        pytest.skip("this machine has a GPU cuda:7")
+    model = tiny_comet.build(tmp_path / "m", "regression")
+    demo = Path(__file__).resolve().parents[1] / "src" / "evalpipe" / "demo"
+    result = CliRunner().invoke(main, ["score-corpus", "-m", "comet", "-o", f"model={model}", "-o", f"device={device}",
+                                       "--source", str(demo / "newstest.src.en"), "-r", str(demo / "newstest.ref.de"),
+                                       str(demo / "newstest.hyp.de")])
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == code and len(errors) == 1 and needle in errors[0], result.output

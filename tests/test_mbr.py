@@ -243,10 +243,11 @@ def test_report_is_one_self_contained_page(tmp_path):
 
 
 def test_ties_mbrs_without_torch_says_so(monkeypatch):
-    """Found on a core install: --ties mbrs without torch was an internal error; it is a usage error naming torch."""
-    from evalpipe.errors import UsageError
+    """Found on a core install: --ties mbrs without torch was an internal error; it is one line naming torch (a
+    missing package: exit 1, as every environment problem)."""
+    from evalpipe.errors import MissingDependency
 
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     for aggregate in (False, True):
-        with pytest.raises(UsageError, match="needs torch installed"):
+        with pytest.raises(MissingDependency, match="it needs torch: pip install torch"):
             mbr.decode(load_metric("chrf"), [["a b", "a c"]], aggregate=aggregate, ties="mbrs")

@@ -86,6 +86,13 @@ class CometModel:
                              str(files.tokenizer))
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif device.startswith("cuda"):
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            number = int(device.partition(":")[2] or 0)
+            if number >= count:
+                raise MissingDependency(f"device={device}: torch sees {count or 'no'} GPU{'' if count == 1 else 's'} "
+                                        f"here{f' (cuda:0 to cuda:{count - 1})' if count else ''}; give device=cpu "
+                                        f"(or device=auto)")
         self.device = torch.device(device)
         if self.device.type == "cpu":
             torch.set_num_threads(threads or len(os.sched_getaffinity(0)))

@@ -22,7 +22,7 @@ import tempfile
 from contextlib import contextmanager
 from typing import Any, Iterator, List, Sequence
 
-from evalpipe.errors import InputError, UsageError
+from evalpipe.errors import InputError, MissingDependency
 from evalpipe.evaluators.realign.stream_output import units_of
 
 VERSION = "1.4.1"
@@ -52,8 +52,8 @@ def _module() -> Any:
         from mweralign import mweralign
         from mweralign.segmenter import CJSegmenter
     except ImportError as exc:
-        raise UsageError("the mweralign resegmenter needs the mweralign package (GPL-3.0-or-later): "
-                         f"pip install 'evalpipe[mweralign]' (mweralign=={VERSION}); got: {exc}") from None
+        raise MissingDependency("the mweralign resegmenter needs the mweralign package (GPL-3.0-or-later): "
+                                f"pip install 'evalpipe[mweralign]' (mweralign=={VERSION}); got: {exc}") from None
     return mweralign, CJSegmenter
 
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.errors import InputError, UsageError
+from evalpipe.errors import InputError, MissingDependency
 
 PUNCT = frozenset(".!?,;:-()") | frozenset("。！？，；：—（）") | frozenset("ー")
 MATCH, DELETE, INSERT = 0, 1, 2
@@ -44,7 +44,7 @@ def _moses(lang: str) -> Callable[[str], List[str]]:
     try:
         from mosestokenizer import MosesTokenizer
     except ImportError as exc:
-        raise UsageError("--lang needs the mosestokenizer package, which OmniSTEval uses: "
+        raise MissingDependency("--lang needs the mosestokenizer package, which OmniSTEval uses: "
                          f"pip install 'evalpipe[stream]'; got: {exc}") from None
     tokenizer = MosesTokenizer(lang=lang, no_escape=True)
     return lru_cache(maxsize=200_000)(lambda text: tuple(tokenizer(text)))

@@ -113,7 +113,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             except (OSError, UnicodeDecodeError) as exc:
                 print(f"Error: {path}: {exc}", file=sys.stderr)
                 return 1
-    build(Path(args.out), args.family, texts, args.seed)
+    try:
+        build(Path(args.out), args.family, texts, args.seed)
+    except ImportError as exc:  # torch, tokenizers or yaml missing: what to install, in one line
+        from evalpipe.errors import MissingDependency
+
+        print(f"Error: {MissingDependency.module(exc.name or '', 'python -m evalpipe.tiny_comet')}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"Error: {exc.filename or args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(args.out)
     return 0
 

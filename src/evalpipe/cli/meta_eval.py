@@ -102,7 +102,7 @@ def _vectors(evs: EvalSet, human: str, level: str, metric_scores: Dict[str, List
     gold = evs.Scores(level, human)
     if gold is None:
         names = sorted(n for n in evs.human_score_names if evs.Scores(level, n))
-        raise UsageError(f"no {human!r} human scores at level {level}; available: {names}")
+        raise InputError(f"no {human!r} human scores at level {level} in {evs.dir} {evs.lp}; available: {names}")
     left_out = set(used_refs) | (set() if include_human else set(evs.refs))
     rated = [s for s in evs.human_sys_names(human, level) if s not in left_out]
     if include_human and not any(s in evs.refs and s in metric_scores for s in rated):

@@ -24,7 +24,7 @@ from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.errors import InputError, UsageError
+from evalpipe.errors import InputError, MissingDependency, UsageError
 
 
 def _sentence_scores(metric: Any, rows: np.ndarray) -> np.ndarray:
@@ -132,7 +132,7 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError:
-        raise UsageError("ties=mbrs breaks ties with torch.topk as mbrs does: it needs torch installed") from None
+        raise MissingDependency("ties=mbrs breaks ties with torch.topk as mbrs does: it needs torch: pip install torch") from None
     return torch
 
 

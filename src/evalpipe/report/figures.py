@@ -25,7 +25,7 @@ import io
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
-from evalpipe.errors import UsageError
+from evalpipe.errors import MissingDependency, UsageError
 
 FORMATS = ("svg", "png", "pdf")
 
@@ -35,7 +35,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("reports and plots need matplotlib: pip install 'evalpipe[report]'") from None
+        raise MissingDependency("reports and plots need matplotlib: pip install 'evalpipe[report]'") from None
     matplotlib.use("Agg")
     matplotlib.rcParams.update({"svg.fonttype": "none", "font.size": 9, "svg.hashsalt": "evalpipe"})
     import matplotlib.pyplot as plt

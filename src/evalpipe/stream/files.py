@@ -34,7 +34,7 @@ from pathlib import PurePath
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import decoded, open_binary, read_lines
-from evalpipe.errors import InputError, UsageError
+from evalpipe.errors import InputError, MissingDependency
 from evalpipe.evaluators.realign.stream_output import Rebuild, Step
 from evalpipe.sufficient_stats.talks import RefSentence, Talk
 
@@ -61,7 +61,7 @@ def _yaml(path: str) -> Any:
         try:
             return json.loads(raw)  # JSON is YAML: read it without PyYAML
         except ValueError:
-            raise UsageError(f"{path} is not JSON, and reading YAML needs PyYAML: pip install 'evalpipe[stream]'"
+            raise MissingDependency(f"{path} is not JSON, and reading YAML needs PyYAML: pip install 'evalpipe[stream]'"
                              ) from None
     try:
         return yaml.safe_load(raw)
