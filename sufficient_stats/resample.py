@@ -68,7 +68,12 @@ def p_value(sampled: np.ndarray, observed: float) -> float:
 
 
 def paired_bootstrap(base_score: float, system_score: float, base_boot: np.ndarray, system_boot: np.ndarray) -> float:
-    """p-value of the paired bootstrap test from both systems' scores on the same resamples."""
+    """p-value of the paired bootstrap test from both systems' scores on the same resamples.  Systems whose scores
+    are equal on every resample (identical outputs) cannot be told apart: p = 1.  (sacrebleu's test centres the
+    differences, all 0, and counts none as extreme: p = 1 / (trials + 1), "significant"; evalpipe's sacrebleu
+    drop-in keeps sacrebleu's output.)"""
+    if np.array_equal(system_boot, base_boot):
+        return 1.0
     diffs = np.abs(system_boot - base_boot)
     return p_value(diffs - diffs.mean(), abs(system_score - base_score))
 

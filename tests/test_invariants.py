@@ -359,3 +359,29 @@ def test_a_device_that_is_not_there_is_one_line(tmp_path, device, code, needle):
                                        str(demo / "newstest.hyp.de")])
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert result.exit_code == code and len(errors) == 1 and needle in errors[0], result.output
+
+
+def test_a_system_identical_to_the_baseline_has_p_1_where_sacrebleus_drop_in_keeps_its_own(tmp_path):
+    """score-corpus: identical outputs cannot be told apart (p = 1); evalpipe sacrebleu stays sacrebleu's, byte for
+    byte, run here beside sacrebleu's own command line."""
+    import json
+    import shutil
+    import subprocess
+
+    from conftest import child_env, script
+
+    demo = Path(__file__).resolve().parents[1] / "src" / "evalpipe" / "demo" / "wmt21-ende"
+    ref, icl, uedin = demo / "ref.de", demo / "systems" / "ICL.de", demo / "systems" / "UEdin.de"
+    copy = tmp_path / "ICL-copy.de"
+    shutil.copy(icl, copy)
+    doc = json.loads(CliRunner().invoke(main, ["score-corpus", "-r", str(ref), str(icl), str(copy), str(uedin),
+                                               "--paired-bs", "-f", "json"]).stdout)
+    assert [r["p_value"] for r in doc["results"]][1] == 1.0
+    assert doc["results"][2]["p_value"] < 0.05
+    args = [str(ref), "-i", str(icl), str(copy), "--paired-bs"]
+    theirs = subprocess.run([script("sacrebleu"), *args], capture_output=True, text=True, env=child_env(), timeout=300)
+    ours = subprocess.run([script("evalpipe"), "sacrebleu", *args], capture_output=True, text=True, env=child_env(),
+                          timeout=300)
+    assert theirs.returncode == 0 and ours.stdout == theirs.stdout
+    twice = CliRunner().invoke(main, ["score-corpus", "-r", str(ref), str(icl), str(icl), str(uedin), "--paired-bs"])
+    assert twice.exit_code == 2 and "given twice" in twice.output
