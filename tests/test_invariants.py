@@ -385,3 +385,12 @@ def test_a_system_identical_to_the_baseline_has_p_1_where_sacrebleus_drop_in_kee
     assert theirs.returncode == 0 and ours.stdout == theirs.stdout
     twice = CliRunner().invoke(main, ["score-corpus", "-r", str(ref), str(icl), str(icl), str(uedin), "--paired-bs"])
     assert twice.exit_code == 2 and "given twice" in twice.output
+
+
+def test_the_docs_speak_to_users_without_issue_numbers():
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            assert not re.search(r"\b[Ii]ssues? \d+", line), f"{page.name}:{number}: {line}"
