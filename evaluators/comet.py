@@ -61,6 +61,9 @@ class Comet(Metric):
 
         self.model = CometModel(self.options["model"], device, self.options["batch_size"], self.options["threads"])
         self.uses_reference = self.with_reference and self.model.reads_reference
+        if self.with_reference and not self.model.reads_reference:
+            raise OptionError(f"{self.name}: the model {self.options['model']} ({self.model.family}) reads no reference "
+                              f"(a quality-estimation model, CometKiwi-like): use -m cometkiwi")
         if not self.with_reference and self.model.needs_reference:
             raise OptionError(f"{self.name}: the model {self.options['model']} ({self.model.family}) needs a "
                               f"reference; use -m comet")

@@ -7,7 +7,9 @@ is better)::
     WER = 100 * sum(edits) / sum(ref_words)
 
 the corpus definition of jiwer 4.0.0 (``jiwer.wer`` of lists: (S + D + I) / (H + S + D), times 100 here) and of
-SimulEval 1.1.4's ``WER`` quality scorer.  A corpus without reference words has no WER (undefined, not 0).
+SimulEval 1.1.4's ``WER`` quality scorer.  Without reference words (an empty reference; a corpus of them) the
+denominator is 1, as jiwer 4.0 counts it: WER = 100 * the inserted words (0 when the hypothesis is empty too), so a
+sentence-level WER of an empty reference is a number, as TER's 100 is.
 
 Words (option ``normalize``):
 
@@ -28,7 +30,6 @@ from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.errors import Unscorable
 from evalpipe.evaluators.kernels import edit_distance
 from evalpipe.sufficient_stats.metric import Metric
 from evalpipe.sufficient_stats.options import Option
@@ -69,11 +70,10 @@ class WER(Metric):
         return out
 
     def score_from_stats(self, stats: List[Any]) -> float:
-        """100 * edits / reference words; undefined without reference words."""
+        """100 * edits / reference words (jiwer 4.0's denominator of at least 1: without reference words, 100 * the
+        inserted words)."""
         edits, words = stats
-        if words == 0:
-            raise Unscorable("wer: no reference words, so no word error rate")
-        return 100.0 * edits / words
+        return 100.0 * edits / max(words, 1)
 
     def display_name(self) -> str:
         return "WER"

@@ -18,7 +18,6 @@ from hypothesis import given, strategies as st
 
 from conftest import child_env, script
 from evalpipe import load_metric
-from evalpipe.errors import Unscorable
 from evalpipe.evaluators.kernels import edit_distance
 
 DEMO = Path(str(resources.files("evalpipe").joinpath("demo", "wmt21-ende")))
@@ -96,9 +95,20 @@ def test_several_references_count_against_the_closest():
     assert wer.stats("a b", ["c d", "e f g"]) == [2, 2]  # tied edits: the first reference
 
 
+@pytest.mark.parametrize("hyps,refs", [(["a b"], [" "]), (["", "a b c"], ["", ""]), (["x y", "a b"], ["", "a b"]),
+                                       ([""], [""])])
+def test_empty_references_score_as_jiwer_scores_them(hyps, refs):
+    """jiwer 4.0 counts a denominator of at least 1: an empty reference's WER is the inserted words (an empty
+    hypothesis 0), sentence by sentence and over a corpus."""
+    import jiwer
+
+    wer = load_metric("wer")
+    assert wer.corpus_score(hyps, [refs]) == pytest.approx(100 * jiwer.wer(refs, hyps), abs=1e-12)
+    for h, r in zip(hyps, refs):
+        assert wer.score(wer.stats(h, [r])) == pytest.approx(100 * jiwer.wer(r, h), abs=1e-12)
+
+
 def test_bad_input():
-    with pytest.raises(Unscorable, match="no reference words"):
-        load_metric("wer").corpus_score(["a b"], [[" "]])
     if edit_distance.NATIVE:
         with pytest.raises(ValueError, match="out of order or out of range"):
             edit_distance.native_distances(np.zeros(1, np.int64), np.array([0, 2]), np.zeros(1, np.int64),

@@ -233,7 +233,12 @@ def correlate_command(root, test_set, language_pair, human, level, average, stat
     if strangers:
         raise InputError(f"scores for systems that {test_set} {language_pair} does not have: {', '.join(strangers[:8])}"
                          f"{' ...' if len(strangers) > 8 else ''} (is the file for another language pair?)", where)
-    level = level or _detect_level(evs, scores)
+    found = _detect_level(evs, scores)
+    size = len(next(iter(scores.values())))
+    if level and evs.level_size(level) != size:
+        raise InputError(f"--level {level} expects {evs.level_size(level)} scores a system; the file holds {size} a "
+                         f"system, {found}-level scores (give --level {found}, or no --level)", where)
+    level = level or found
     _check_average(level, average)
     stem = os.path.basename(scores_file).split(".")[0] if scores_file != "-" else ""
     systems, gold = _vectors(evs, human, level, scores, include_human, _used_refs(evs, stem), min_systems)

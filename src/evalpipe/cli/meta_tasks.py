@@ -111,8 +111,11 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
         except ValueError:
             raise click.BadParameter(f"expected numbers separated by commas, got {weights!r}", param_hint="--weights")
         if len(given) != len(tasks) or not all(math.isfinite(w) and w >= 0 for w in given) or sum(given) <= 0:
+            what = (f"{len(given)}" if len(given) != len(tasks) else
+                    f"{weights} (a negative or non-finite weight)" if not all(math.isfinite(w) and w >= 0 for w in given)
+                    else f"{weights} (they sum to 0)")
             raise click.BadParameter(f"expected {len(tasks)} non-negative weights (one per task) with a positive sum, "
-                                     f"got {len(given)}", param_hint="--weights")
+                                     f"got {what}", param_hint="--weights")
         task_weights = [w / sum(given) for w in given]
     elif weights_by:
         task_weights = assign_weights(tasks, comma_list(weights_by, "--weights-by"))

@@ -238,6 +238,13 @@ def score_command(log, ref, options, emission_cu_key, emission_ca_key, no_qualit
     if not no_latency:
         metric_specs(["yaal"], settings)  # a bad unit or model fails now, naming itself
     pairs = read_instances(log, {"delays": emission_cu_key, "elapsed": emission_ca_key})
+    from evalpipe.errors import InputError
+
+    if not no_quality:
+        missing = next((i for i, h in enumerate(pairs.hypotheses) if h.text is None), None)
+        if missing is not None:
+            raise InputError("expected a 'prediction' string (BLEU and chrF score it); give --no-quality to score "
+                             "latency alone", log, pairs.lines[missing])
     warnings = []
     if ref:
         from evalpipe.corpus import read_lines
@@ -246,6 +253,12 @@ def score_command(log, ref, options, emission_cu_key, emission_ca_key, no_qualit
         if len(references) != len(pairs):
             raise UsageError(f"{ref} has {len(references)} lines and {log} {len(pairs)} instances; expected one "
                              f"reference a line per instance")
+        indices = getattr(pairs, "indices", [])
+        wrong = next((k for k, i in enumerate(indices) if i is not None and i != k), None)
+        if wrong is not None:
+            raise InputError(f"instance 'index' {indices[wrong]!r} where {wrong} was expected: the references of {ref} "
+                             f"pair with the instances by index, line k with index k-1 (sort the log by index)", log,
+                             pairs.lines[wrong])
         if pairs.references:
             warnings.append(f"the log's instances carry 'reference' fields; the references of {ref} are used")
         source = ref
@@ -256,8 +269,6 @@ def score_command(log, ref, options, emission_cu_key, emission_ca_key, no_qualit
     if not no_latency:
         empty = next((i for i, r in enumerate(references) if not r), None)
         if empty is not None:
-            from evalpipe.errors import InputError
-
             raise InputError("expected a reference (the latency metrics count its length), got an empty one",
                              source, empty + 1 if ref else pairs.lines[empty])
     from evalpipe.inputs import SimulPairs

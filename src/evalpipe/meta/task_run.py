@@ -107,7 +107,7 @@ def select(evs: EvalSet, info: MetaInfo, level: str, refs: Set[str], close_refs:
 
     missing_refs = sorted(refs - set(evs.refs))
     if missing_refs:
-        raise InputError(f"{where}: reference {missing_refs[0]} is not in {evs.dir} {evs.lp} (references: "
+        raise InputError(f"{where}: reference {missing_refs[0]!r} is not in {evs.dir} {evs.lp} (references: "
                          f"{', '.join(sorted(evs.refs)) or 'none'})")
     gold_table = evs.Scores(level, gold_name)
     if gold_table is None:
@@ -146,8 +146,11 @@ def select(evs: EvalSet, info: MetaInfo, level: str, refs: Set[str], close_refs:
     if only is not None:
         absent = sorted(set(only) - {parse_metric_name(evs, f)[0] for f in files.values()})
         if absent:
+            full = [m for m in absent if m in evs.metric_names]
+            hint = (f"; -m takes base names ({parse_metric_name(evs, full[0])[0]}, not {full[0]}): the task's refs "
+                    f"choose the reference" if full else "")
             raise InputError(f"{where}: metric {absent[0]} has no {level}-level scores usable here in {evs.lp} "
-                             f"(references {', '.join(sorted(refs))}{', primary only' if primary else ''})")
+                             f"(references {', '.join(sorted(refs))}{', primary only' if primary else ''}){hint}")
     return Selection(systems, [v for s in systems for v in gold[s]], metrics, files)
 
 
@@ -223,7 +226,8 @@ def run_task(task: Task, sets: Mapping[str, EvalSet], infos: Mapping[str, MetaIn
         return result
     sel = chosen[0]
     if not sel.metrics:
-        raise InputError(f"{where}: no metric has {task.level}-level scores for {task.lang} with references "
+        need = " (pce, SPA, compares systems over their segment scores)" if task.corr_fcn == "pce" else ""
+        raise InputError(f"{where}: no metric has {level}-level scores{need} for {task.lang} with references "
                          f"{', '.join(sorted(task.refs or [])) or 'the standard one'}")
     num_sys = len(sel.systems)
     if num_sys < 2:

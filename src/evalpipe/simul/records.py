@@ -103,6 +103,7 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
         raise InputError("expected a 'reference' string in every instance (or in none)", source, n)
     pairs = SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
     pairs.lines = list(lines)  # the line of each instance in its file
+    pairs.indices = [r.get("index") for r in records]  # SimulEval's instance index, where the log has one
     return pairs
 
 
