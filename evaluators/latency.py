@@ -311,9 +311,9 @@ class StartOffset(LatencyMetric):
 
 
 class EndOffset(LatencyMetric):
-    """Delay of the last target token minus the source length; for a speech output (``durations``) the end
-    of its last segment as SimulEval lays the segments out (:func:`~evalpipe.evaluators.formulas.latency.
-    speech_intervals`) minus the source length."""
+    """Delay of the last target token minus the source length (for a speech output, the end of its last segment
+    minus the source length).  The segments of a speech output (``durations``) are laid out as SimulEval lays them
+    out: :func:`~evalpipe.evaluators.formulas.latency.speech_intervals`."""
 
     name, label, uses_reference = "end_offset", "EndOffset", False
     OPTIONS = _reads("convention", "unit", "computation_aware")  # the last delay minus |X|: no reference length

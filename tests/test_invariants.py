@@ -394,3 +394,13 @@ def test_the_docs_speak_to_users_without_issue_numbers():
     for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
             assert not re.search(r"\b[Ii]ssues? \d+", line), f"{page.name}:{number}: {line}"
+
+
+def test_evalpipe_list_describes_each_metric_in_one_whole_sentence():
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 0
+    for line in result.stdout.splitlines():
+        if not line.startswith(" "):
+            name, _, text = line.partition("  ")
+            assert text.endswith((".", ")")) and "docstring" not in text and "``" not in text and ":func:" not in text, \
+                line

@@ -1,6 +1,8 @@
 """``evalpipe list``: installed metric plugins and their options."""
 from __future__ import annotations
 
+import re
+
 import click
 
 from evalpipe.cli.base import Command
@@ -21,9 +23,21 @@ def list_command(names: bool) -> None:
         except PluginError as exc:
             click.echo(f"{name}  [failed to load: {exc}]")
             continue
-        doc = (cls.__doc__ or "").strip().splitlines()
-        click.echo(f"{name}  {doc[0] if doc else ''}")
+        click.echo(f"{name}  {summary(cls)}")
         click.echo(f"    stats: {' '.join(cls.STATS_FIELDS)}")
         for key, opt in cls.OPTIONS.items():
             choices = f" [{'|'.join(map(str, opt.choices))}]" if opt.choices else ""
             click.echo(f"    -o {key}={opt.default}{choices}  {opt.help}")
+
+
+def summary(cls: type) -> str:
+    """A metric's one-line description for a person: the first sentence of its class docstring, whole (not its
+    first line), without pointers to a module docstring the reader of this list cannot see, and without reST
+    markup (``code``, :role:`target`)."""
+    text = " ".join((cls.__doc__ or "").split())
+    text = re.sub(r":\w+:`~?([^`]*)`", r"\1", text).replace("``", "")
+    text = re.sub(r";? ?see the module docstring", "", text)
+    text = re.sub(r" \((?:[^()]*\bin the )?module docstring\)", "", text)
+    text = re.sub(r" \(([^()]*?)(?:;|,)? ?(?:in )?the module docstring\)", r" (\1)", text)
+    sentence = re.match(r"(.+?[.!?])(?:\s|$)", text)
+    return (sentence.group(1) if sentence else text).replace(" .", ".").strip()
