@@ -195,9 +195,10 @@ SCORE_RULES = _score_rules()
 
 
 @simul_group.command("score", cls=Command)
-@click.argument("log", type=click.Path(dir_okay=False, exists=True))
+@click.argument("log", type=click.Path(dir_okay=False, exists=True, allow_dash=True))
 @opt.ref("references, one a line (default: the log's own 'reference' fields)")
-@opt.metric_options("tokenize=NAME (BLEU's tokenizer), target_unit=word|char|spm, spm_model=FILE (repeat)")
+@opt.metric_options("tokenize=NAME (BLEU's tokenizer; also bleu.tokenize=NAME), target_unit=word|char|spm, "
+                    "spm_model=FILE, reference_length=omnisteval|words (the latency metrics'; repeat)")
 @click.option("--emission-cu-key", default="delays", show_default=True,
               help="JSON key of the computation-unaware delays (OmniSTEval's --emission_cu_key)")
 @click.option("--emission-ca-key", default="elapsed", show_default=True,
@@ -212,7 +213,7 @@ SCORE_RULES = _score_rules()
 @opt.verbose()
 def score_command(log, ref, options, emission_cu_key, emission_ca_key, no_quality, no_latency, fmt, width, output,
                   engine, workers, spark_master, verbose) -> None:
-    """Score a SimulEval instances.log as OmniSTEval 0.1.10's shortform mode does: BLEU, chrF, short-form YAAL,
+    """Score a SimulEval instances.log (LOG; - reads it from stdin) as OmniSTEval 0.1.10's shortform mode does: BLEU, chrF, short-form YAAL,
     AL, LAAL, AP, DAL (and their computation-aware variants), the degeneracy check, and the reports of empty
     predictions and Unicode normalization."""
     from evalpipe import __version__
@@ -224,6 +225,8 @@ def score_command(log, ref, options, emission_cu_key, emission_ca_key, no_qualit
     setup_logging(verbose)
     check_rules(SCORE_RULES)
     settings = parse_key_values(options)
+    if "bleu.tokenize" in settings:  # the one metric that takes tokenize: its qualified name is the same option
+        settings["tokenize"] = settings.pop("bleu.tokenize")
     unknown = sorted(set(settings) - set(SCORE_OPTIONS))
     if unknown:
         raise UsageError(f"-o: simul score takes {', '.join(f'{k} ({v})' for k, v in SCORE_OPTIONS.items())}; "

@@ -144,7 +144,11 @@ def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulP
     ``fields`` maps evalpipe's keys (``delays``, ``elapsed``) to the ones the file uses (OmniSTEval's
     ``--emission_cu_key`` / ``--emission_ca_key``); a renamed field missing from a line is an error naming it."""
     renamed = {ours: theirs for ours, theirs in (fields or {}).items() if theirs != ours}
-    with open_binary(path) as handle, _gc_paused():
+    import contextlib
+    import sys
+
+    handle_of = contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open_binary(path)  # "-": stdin
+    with handle_of as handle, _gc_paused():
         kept = [(n, line) for n, line in enumerate(decode_block(handle.readlines(), path, 1), 1) if line.strip()]
         try:  # one parse of the whole log (faster than a parse a line); on any error line by line, to name it
             records = json.loads("[" + ",".join(line for _, line in kept) + "]")
