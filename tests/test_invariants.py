@@ -404,3 +404,16 @@ def test_evalpipe_list_describes_each_metric_in_one_whole_sentence():
             name, _, text = line.partition("  ")
             assert text.endswith((".", ")")) and "docstring" not in text and "``" not in text and ":func:" not in text, \
                 line
+
+
+def test_output_formats_come_from_one_vocabulary():
+    """-f takes words of one vocabulary (docs/cli.md says what each means); json is everywhere."""
+    from test_cli_conventions import options
+
+    vocabulary = {"table", "text", "json", "tsv", "latex"}
+    for name, cmd in commands().items():
+        for o in options(cmd):
+            if "-f" in o.opts:
+                choices = set(o.type.choices)
+                assert choices <= vocabulary and "json" in choices, (name, choices)
+                assert o.default in ("table", "text"), (name, o.default)
