@@ -417,3 +417,24 @@ def test_output_formats_come_from_one_vocabulary():
                 choices = set(o.type.choices)
                 assert choices <= vocabulary and "json" in choices, (name, choices)
                 assert o.default in ("table", "text"), (name, o.default)
+
+
+def test_evalpipe_report_renders_a_task_set_json_as_the_task_set_report(tmp_path):
+    """docs/reports.md: any saved JSON gives a page -- meta-eval tasks -f json too, the same page as its --report."""
+    import json
+    import shutil
+
+    from conftest import NEWS
+
+    shutil.copytree(NEWS, tmp_path / "wmt21.news")
+    info = {"en-de": {"std_ref": "refA", "std_gold": {"sys": "mqm", "seg": "mqm"}}}
+    (tmp_path / "wmt21.news" / "meta-info.json").write_text(json.dumps(info))
+    base = ["meta-eval", "tasks", "--root", str(tmp_path), "--test-set", "wmt21.news"]
+    for statistic in ("pearson", "accuracy"):
+        base += ["--task", f"lang=en-de level=sys corr_fcn={statistic} human=False"]
+    doc = CliRunner().invoke(main, base + ["-f", "json", "--report", str(tmp_path / "direct.html")])
+    assert doc.exit_code == 0, doc.output
+    (tmp_path / "tasks.json").write_text(doc.stdout)
+    done = CliRunner().invoke(main, ["report", str(tmp_path / "tasks.json"), "--output", str(tmp_path / "r.html")])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "r.html").read_bytes() == (tmp_path / "direct.html").read_bytes()

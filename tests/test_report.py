@@ -176,7 +176,7 @@ def test_errors_name_what_is_wrong(tmp_path):
     assert result.exit_code == 1 and "expected JSON written by evalpipe" in result.output
     bad.write_text('{"x": 1}', encoding="utf-8")
     result = CliRunner().invoke(main, ["report", str(bad), "-o", str(tmp_path / "x.html")])
-    assert result.exit_code == 1 and "expected the JSON of score-corpus, meta-eval matrix, simul, compare or mbr" in result.output
+    assert result.exit_code == 1 and "expected the JSON of score-corpus, meta-eval matrix or tasks, simul, compare or mbr" in result.output
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--plot", str(tmp_path / "x.gif"), "-q", SYSTEMS[0]])
     assert result.exit_code == 2 and ".svg, .png, .pdf" in result.output
     result = CliRunner().invoke(main, ["score-corpus", "-r", REF, "--report", str(tmp_path / "x.html"), "-q", SYSTEMS[0]])

@@ -147,7 +147,8 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
     doc = {"tasks": [dict(task=t.name, weight=w, threshold=t.pval, **r)
                      for t, w, r in zip(tasks, task_weights, results)],
            "weights": task_weights, "average_ranks": ranks, "average_correlations": corrs,
-           "not_in_every_task": partial, "seed": seed, "mode": mode}
+           "not_in_every_task": partial, "seed": seed, "mode": mode, "attributes": attrs,
+           "baselines": sorted(baselines)}
     if report_file:
         from evalpipe.report.task_set import task_set_report
 

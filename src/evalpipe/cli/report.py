@@ -25,11 +25,14 @@ def _kind(doc, path: str) -> str:
         return "corpus"
     if isinstance(doc, dict) and "matrix" in doc and "metrics" in doc:
         return "meta"
+    if isinstance(doc, dict) and {"tasks", "average_correlations", "attributes"} <= set(doc):
+        return "tasks"
     if isinstance(doc, dict) and "AL" in doc and "BLEU" in doc:
         return "simul"
     if isinstance(doc, dict) and {"metric", "aggregate", "segments"} <= set(doc):
         return "mbr"
-    raise InputError("expected the JSON of score-corpus, meta-eval matrix, simul, compare or mbr (--format json)", path)
+    raise InputError("expected the JSON of score-corpus, meta-eval matrix or tasks, simul, compare or mbr "
+                     "(--format json)", path)
 
 
 def _demo_doc() -> dict:
@@ -112,6 +115,13 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
     elif kind == "mbr":
         (doc,) = docs.values()
         html, main_figure = page.mbr_report(doc, title or "evalpipe: minimum Bayes risk selection"), figures.mbr_figure
+    elif kind == "tasks":
+        from evalpipe.report.task_set import task_set_report
+
+        if plot_file:
+            raise UsageError("--plot: a task set's page is tables, with no figure to write")
+        (doc,) = docs.values()
+        html = task_set_report(doc, doc["attributes"], doc["baselines"], title or "evalpipe: metrics ranked over a task set")
     elif kind == "meta":
         (doc,) = docs.values()
         html, main_figure = page.meta_report(doc, title or "evalpipe: metrics against human judgments"), \

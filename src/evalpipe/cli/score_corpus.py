@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import click
@@ -256,7 +257,8 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
     if demo:
         if refs or system_files or named_systems or instance_logs:
             raise UsageError("--demo scores the shipped systems: give no references, system files or logs")
-        refs, system_files = demo_files()
+        refs, files = demo_files()
+        named_systems = tuple(f"{Path(f).stem}={f}" for f in files)  # named as a person reads them, not by path
     given = parse_key_values(options)
     scores_given = _segment_score_specs(segment_scores, given)
     if not refs and not instance_logs and not metric_names and not scores_given:

@@ -31,7 +31,7 @@ FORMATS = ("svg", "png", "pdf")
 
 
 def pyplot() -> Any:
-    """matplotlib's pyplot on the non-interactive Agg backend, or a :class:`UsageError` naming the extra."""
+    """matplotlib's pyplot on the non-interactive Agg backend, or a :class:`MissingDependency` naming the extra."""
     try:
         import matplotlib
     except ImportError:
@@ -47,7 +47,7 @@ def available() -> bool:
     """Whether matplotlib can be imported (reports draw their figures with it)."""
     try:
         pyplot()
-    except UsageError:
+    except MissingDependency:
         return False
     return True
 
