@@ -351,7 +351,8 @@ def test_yaal_with_nothing_before_the_source_end_is_nan_with_a_warning(tmp_path)
     log = _log(tmp_path, [dict(GOOD, delays=[4, 4, 4])])
     done = _run([str(BIN / "evalpipe"), "simul", "score", str(log), "-f", "tsv", "-w", "4"])
     assert done.returncode == 0, done.stderr
-    assert "YAAL (CU)\tnan" in done.stdout and "yaal: " in done.stderr and "YAAL is undefined" in done.stderr
+    assert "YAAL (CU)\tnan" in done.stdout and "YAAL is undefined" in done.stderr
+    assert "YAAL (CU): " in done.stderr and "yaal: yaal" not in done.stderr  # the metric named once
     corpus = records_input([dict(GOOD, delays=[4, 4, 4])])
     metric = load_metric("yaal")
     stats = sum_stats(metric.corpus_stats(corpus.hypotheses, corpus.references), metric.num_stats)
@@ -401,3 +402,26 @@ def test_protocol_scores_in_characters_through_a_pipe(simuleval):
             assert (scored, empty) == (0, 1)
         else:
             assert (value, scored) == (ls.LAALScorer().compute(logged), 1)
+
+
+def test_a_text_log_with_zero_elapsed_times_and_an_empty_prediction_is_scored_as_omnisteval_scores_it(tmp_path):
+    """SimulEval writes elapsed times of 0 for text input: OmniSTEval prints the five CA rows computed from them, and
+    its report puts two blank lines before the empty predictions; evalpipe's scores.tsv equals its own and the
+    report equals it from the scores on (the header names evalpipe)."""
+    records = [json.loads(line) for line in (LOGS / "wait3.instances.jsonl").read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        r["elapsed"] = [0] * len(r["delays"])
+    records[3]["prediction"], records[3]["delays"], records[3]["elapsed"] = "", [], []
+    log = tmp_path / "zero.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    ref = _references(log, tmp_path / "ref.txt")
+    theirs, _ = _omnisteval_tsv(log, ref, tmp_path)
+    ours = _run([str(BIN / "evalpipe"), "simul", "score", str(log), "-r", str(ref), "-w", "4", "--output",
+                 str(tmp_path / "ours")])
+    assert ours.returncode == 0, ours.stderr
+    assert "YAAL (CA)" in theirs and (tmp_path / "ours" / "scores.tsv").read_text(encoding="utf-8") == theirs
+    assert "all zero" in ours.stderr
+    mine = (tmp_path / "ours" / "evaluation_report.txt").read_text(encoding="utf-8")
+    omni = (tmp_path / "omni" / "evaluation_report.txt").read_text(encoding="utf-8")
+    assert "\n\n\nInstances with empty predictions:" in omni
+    assert mine[mine.index("\nScores\n"):] == omni[omni.index("\nScores\n"):]

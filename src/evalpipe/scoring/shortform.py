@@ -8,7 +8,8 @@ with ``is_longform=False``):
   changes a prediction or a reference;
 * latency on the computation-unaware delays (when some instance has delays): ``yaal`` (short-form), ``al``,
   ``laal``, ``ap``, ``dal``; on the computation-aware ones (the ``elapsed`` times, when some instance has
-  them and they are not all zero -- SimulEval writes zeros for text input): ``ca_yaal`` ... ``ca_dal``;
+  them -- all zeros too, as SimulEval writes them for text input and OmniSTEval scores them): ``ca_yaal`` ...
+  ``ca_dal``;
 * the degeneracy check: ``swf``, ``efsw``, ``dsptv`` and ``degenerate_policy`` (1 when |DSPTV| > 20);
 * the reports: instances with an empty prediction, and the texts NFKC normalisation changes.
 
@@ -18,7 +19,8 @@ warning, as OmniSTEval prints it.  Warnings OmniSTEval logs are returned in :att
 
 Words of a reference are counted as OmniSTEval counts them (``reference_length=omnisteval``: split on single
 spaces).  Where evalpipe differs, on purpose: an empty reference is refused by the latency metrics (OmniSTEval
-counts it as one word); computation-aware values are not computed from all-zero elapsed times.
+counts it as one word); computation-aware values are computed from all-zero elapsed times as OmniSTEval computes
+them, with a warning.
 """
 from __future__ import annotations
 
@@ -77,8 +79,8 @@ class Evaluation:
 
 
 def _elapsed_given(pairs: SimulPairs) -> bool:
-    """Whether some instance has computation-aware times that are not all zero."""
-    return any(h.elapsed and any(h.elapsed) for h in pairs.hypotheses)
+    """Whether some instance has computation-aware times (OmniSTEval's test: a non-empty list, zeros too)."""
+    return any(h.elapsed for h in pairs.hypotheses)
 
 
 def _totals(specs: Sequence[MetricSpec], data: Any, engine: Engine) -> List[List[Any]]:
@@ -94,7 +96,11 @@ def _score(key: str, spec: MetricSpec, total: List[Any], warnings: List[str]) ->
     try:
         return float(spec.build().score(total))
     except Unscorable as exc:
-        warnings.append(f"{key}: {exc} (reported as nan, as OmniSTEval does)")
+        message = str(exc)
+        shown = display_name(key)
+        for prefix in (f"{spec.name}: ", f"{key}: "):  # the metric's message may name it already: name it once
+            message = message[len(prefix):] if message.startswith(prefix) else message
+        warnings.append(f"{shown}: {message} (reported as nan, as OmniSTEval does)")
         return math.nan
 
 
@@ -119,10 +125,11 @@ def evaluate(pairs: SimulPairs, engine: Engine, quality: bool = True, latency: b
     if ca:
         aware = {**options, "computation_aware": True, "unit": "speech"}
         planned += [("ca_" + k, MetricSpec.of(k, _accepted(k, aware))) for k in LATENCY]
+        if not any(any(h.elapsed) for h in hyps if h.elapsed):
+            warnings.append("The computation-aware (CA) rows come from elapsed times that are all zero (a text-input "
+                            "log: SimulEval writes zeros); OmniSTEval prints them so, and so does this report")
     elif latency:
-        warnings.append("No instances have computation-aware emission timestamps (CA)."
-                        + (" (their elapsed times are all zero: a text-input log)" if any(h.elapsed for h in hyps)
-                           else ""))
+        warnings.append("No instances have computation-aware emission timestamps (CA).")
     if cu:
         planned += [(k, MetricSpec.of(k, _accepted(k, options))) for k in DEGENERACY]
     totals = _totals([s for _, s in planned], pairs, engine)
@@ -178,8 +185,8 @@ def report_lines(evaluation: Evaluation, settings: Mapping[str, str], decimals: 
             lines += ["  *** Likely Degenerate Simultaneous Policy ***", ""]
     lines += ["Instance-level Details", "-" * 64, f"Empty Predictions: {len(evaluation.empty)}",
               f"Total Instances:   {evaluation.total}"]
-    if evaluation.empty:
-        lines += ["", "Instances with empty predictions:", "-" * 64]
+    if evaluation.empty:  # OmniSTEval's "\n\nInstances with empty predictions:": two blank lines
+        lines += ["", "", "Instances with empty predictions:", "-" * 64]
         lines += [f"Instance {i} with reference '{r}' has an empty prediction." for i, r in evaluation.empty]
     lines.append(bar)
     details = []
