@@ -438,3 +438,26 @@ def test_evalpipe_report_renders_a_task_set_json_as_the_task_set_report(tmp_path
     done = CliRunner().invoke(main, ["report", str(tmp_path / "tasks.json"), "--output", str(tmp_path / "r.html")])
     assert done.exit_code == 0, done.output
     assert (tmp_path / "r.html").read_bytes() == (tmp_path / "direct.html").read_bytes()
+
+
+def test_sentence_level_latency_scores_every_sentence_and_prints_an_empty_one_as_undefined(tmp_path):
+    import json
+
+    from conftest import DATA
+
+    log = DATA / "simul" / "iwslt17-dev2010.de-en" / "derived" / "wait3.instances.jsonl"
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    records[1]["prediction"], records[1]["delays"] = "", []
+    changed = tmp_path / "log.jsonl"
+    changed.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    rows = {}
+    for name, path in (("real", log), ("changed", changed)):
+        done = CliRunner().invoke(main, ["score-corpus", "--instances", str(path), "-m", "al", "--sentence-level",
+                                         "-f", "json"])
+        assert done.exit_code == 0, done.output
+        rows[name] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert rows["changed"][1]["score"] is None and "undefined" in rows["changed"][1]
+    assert [r["score"] for k, r in enumerate(rows["changed"]) if k != 1] == \
+        [r["score"] for k, r in enumerate(rows["real"]) if k != 1]
+    text = CliRunner().invoke(main, ["score-corpus", "--instances", str(changed), "-m", "al", "--sentence-level"])
+    assert text.stdout.splitlines()[2].split("\t")[4] == "undefined"

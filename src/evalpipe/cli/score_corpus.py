@@ -333,7 +333,7 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
         if sentence_level:
             records = sentence_scores(systems, specs, runner, signatures=True)
             if score_only:
-                click.echo("\n".join(f"{r['score']:.{width}f}" for r in records))
+                click.echo("\n".join("undefined" if r["score"] is None else f"{r['score']:.{width}f}" for r in records))
             else:
                 click.echo(sentences_json(records) if fmt == "json" else sentences_tsv(records))
             return

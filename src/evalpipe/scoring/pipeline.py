@@ -20,7 +20,7 @@ import numpy as np
 
 from evalpipe.engines import Engine, Job
 from evalpipe.engines.local import LocalEngine
-from evalpipe.errors import UsageError
+from evalpipe.errors import Unscorable, UsageError
 from evalpipe.inputs import Input
 from evalpipe.registry import ScoresSpec
 from evalpipe.scoring.results import Result
@@ -233,6 +233,15 @@ def sentence_scores(systems: Sequence[System], specs: Sequence[Any], engine: Opt
                 metric = metrics[spec.name]
                 extra = {"signature": metric.signature(data.nrefs)} if signatures else {}
                 out += [{"system": system.name, "run": run + 1, "metric": spec.name, "segment": i,
-                         "score": metric.score(row), **extra}
+                         **_segment_score(metric, row), **extra}
                         for i, row in enumerate(table[(system.name, spec.name)][run].rows, 1)]
     return out
+
+
+def _segment_score(metric: Any, row: Any) -> Dict[str, Any]:
+    """``{"score": value}``, or ``{"score": None, "undefined": why}`` for a segment the metric cannot score (a
+    latency metric's empty hypothesis): that segment is undefined, the others are scored."""
+    try:
+        return {"score": metric.score(row)}
+    except Unscorable as exc:
+        return {"score": None, "undefined": str(exc)}

@@ -53,7 +53,8 @@ def sentences_tsv(records: List[Dict[str, Any]]) -> str:
     """Per-segment scores as TSV with a header (and a signature column when the records carry one)."""
     signed = bool(records) and "signature" in records[0]
     lines = ["system\trun\tmetric\tsegment\tscore" + ("\tsignature" if signed else "")]
-    lines += [f"{r['system']}\t{r['run']}\t{r['metric']}\t{r['segment']}\t{r['score']!r}"
+    lines += [f"{r['system']}\t{r['run']}\t{r['metric']}\t{r['segment']}\t"
+              f"{'undefined' if r['score'] is None else repr(r['score'])}"
               + (f"\t{r['signature']}" if signed else "") for r in records]
     return "\n".join(lines)
 
