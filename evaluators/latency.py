@@ -71,8 +71,8 @@ class LatencyMetric(Metric):
                               "--eval-latency-unit)", choices=UNITS),
         "spm_model": Option(str, "", "sentencepiece model file for target_unit=spm"),
         "reference_length": Option(str, "words", "|R| in words: words (whitespace-separated) or omnisteval (split "
-                                   "on single spaces, as SimulEval and OmniSTEval count)",
-                                   choices=("words", "omnisteval")),
+                                   "on single spaces, as SimulEval and OmniSTEval count; simuleval is the same)",
+                                   choices=("words", "omnisteval"), aliases=(("simuleval", "omnisteval"),)),
     }
     STATS_FIELDS = ("value_sum", "scored", "empty")
     uses_reference: ClassVar[bool] = True

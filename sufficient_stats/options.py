@@ -37,6 +37,8 @@ class Option(NamedTuple):
     choices: Optional[Tuple[Any, ...]] = None
     optional: bool = False
     minimum: Optional[float] = None
+    #: other names of a choice, as users of another tool know it (``simuleval`` -> ``omnisteval``)
+    aliases: Optional[Tuple[Tuple[str, str], ...]] = None
 
     def convert(self, name: str, value: Any) -> Any:
         """Return ``value`` converted to this option's type, or raise :class:`OptionError`."""
@@ -58,7 +60,7 @@ class Option(NamedTuple):
                 if math.isnan(out):
                     raise ValueError("expected a number, got NaN")
             else:
-                out = str(value)
+                out = dict(self.aliases or ()).get(str(value), str(value))
         except (TypeError, ValueError) as exc:
             raise OptionError(f"option {name!r}: expected a {self.kind.__name__}, got {value!r}") from exc
         if self.choices is not None and out not in self.choices:
