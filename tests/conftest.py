@@ -6,9 +6,12 @@ project root when it is there, and skip when it is not.
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import subprocess
 import sys
 from pathlib import Path
+from typing import List, Sequence
 
 import pytest
 
@@ -54,6 +57,34 @@ def script(name: str) -> str:
     if not path.exists():
         raise AssertionError(f"{name} is not installed beside {sys.executable}")
     return str(path)
+
+
+#: where the anchors the tests install at test time (unbabel-comet's own environment, mbrs, simulstream) are kept
+#: between runs and clones: a second run on the same machine reuses them (EVALPIPE_ANCHOR_CACHE to move it)
+ANCHOR_CACHE = Path(os.environ.get("EVALPIPE_ANCHOR_CACHE")
+                    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "evalpipe-test-anchors")
+
+
+def cached_anchor(name: str, steps: Sequence[Sequence[str]], timeout: int = 1800) -> Path:
+    """``ANCHOR_CACHE/name``, built by ``steps`` (commands in which ``{dir}`` is that folder) the first time, under a
+    lock that xdist workers and concurrent runs share; ``pytest.skip`` naming the step that failed.  A folder whose
+    build did not finish is built again."""
+    folder = ANCHOR_CACHE / f"{name}-py{sys.version_info[0]}.{sys.version_info[1]}"  # built by this Python
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / ".complete"
+        if not done.exists():
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+            for step in steps:
+                words: List[str] = [w.replace("{dir}", str(folder)) for w in step]
+                run = subprocess.run(words, capture_output=True, text=True, timeout=timeout)
+                if run.returncode:
+                    pytest.skip(f"cannot build the anchor {name}: {' '.join(words[:6])}: {run.stderr[-400:]}")
+            done.write_text("ok\n")
+    return folder
 
 
 def child_env() -> dict:

@@ -14,9 +14,7 @@ now on real WMT21 text (../shared/data when there, else the shipped subset); one
 """
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DATA, ROOT, SHARED, child_env, lines, script
+from conftest import DATA, ROOT, SHARED, cached_anchor, child_env, lines, script
 
 pytest.importorskip("torch", reason="COMET models need torch (extra evalpipe[comet])")
 pytest.importorskip("tokenizers", reason="COMET models need tokenizers (extra evalpipe[comet])")
@@ -32,30 +30,18 @@ pytest.importorskip("tokenizers", reason="COMET models need tokenizers (extra ev
 from evalpipe import load_metric, mbr  # noqa: E402
 
 ANCHORS = ROOT / "tests" / "anchors"
-ENV = ROOT / ".pytest_cache" / "anchors" / "unbabel-comet-2.2.7"
 NEWS = (SHARED if (SHARED / "wmt21.news").is_dir() else DATA) / "wmt21.news"
 TOL = 1e-5
 
 
 def _build_env() -> Path:
-    """unbabel-comet 2.2.7 in its own virtual environment (built once, under a lock: xdist workers share it)."""
-    ENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(ENV.parent / "unbabel-comet.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = ENV / "complete"
-        if not done.exists():
-            python = ENV / "bin" / "python"
-            steps = [[sys.executable, "-m", "venv", "--clear", str(ENV)],
-                     [str(python), "-m", "pip", "install", "-q", "torch==2.13.0", "unbabel-comet==2.2.7", "numpy<2",
-                      "setuptools<81", "sentencepiece==0.2.0"],
-                     [str(python), "-m", "pip", "install", "-q", "--no-deps", "--target", str(ENV / "mbrs"),
-                      "mbrs==0.1.8"]]
-            for step in steps:
-                run = subprocess.run(step, capture_output=True, text=True, timeout=1800)
-                if run.returncode:
-                    pytest.skip(f"cannot build unbabel-comet 2.2.7's environment: {run.stderr[-400:]}")
-            done.write_text("ok\n")
-    return ENV / "bin" / "python"
+    """unbabel-comet 2.2.7 in its own virtual environment (conftest.cached_anchor: built once a machine)."""
+    folder = cached_anchor("unbabel-comet-2.2.7", [
+        [sys.executable, "-m", "venv", "--clear", "{dir}"],
+        ["{dir}/bin/python", "-m", "pip", "install", "-q", "torch==2.13.0", "unbabel-comet==2.2.7", "numpy<2",
+         "setuptools<81", "sentencepiece==0.2.0"],
+        ["{dir}/bin/python", "-m", "pip", "install", "-q", "--no-deps", "--target", "{dir}/mbrs", "mbrs==0.1.8"]])
+    return folder / "bin" / "python"
 
 
 @pytest.fixture(scope="session")
@@ -68,7 +54,7 @@ def anchor(python: Path, *args: str, mbrs: bool = False) -> object:
     env.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
     env.pop("PYTHONPATH", None)
     if mbrs:
-        env["PYTHONPATH"] = str(ENV / "mbrs")
+        env["PYTHONPATH"] = str(Path(python).parents[1] / "mbrs")  # beside the environment's bin/
     done = subprocess.run([str(python), *args], capture_output=True, text=True, env=env, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -87,12 +87,10 @@ def test_chrf_equals_fastchrf(pools):
 @pytest.fixture(scope="module")
 def mbrs_path(tmp_path_factory):
     pytest.importorskip("torch", reason="mbrs needs torch (test extra torch==2.13.0)")
-    site = tmp_path_factory.mktemp("mbrs") / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-                           "mbrs==0.1.8"], capture_output=True, text=True, timeout=300)
-    if done.returncode:
-        pytest.skip(f"cannot install mbrs 0.1.8 from PyPI: {done.stderr[-300:]}")
-    return str(site)
+    from conftest import cached_anchor
+
+    return str(cached_anchor("mbrs-0.1.8", [[sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                                              "{dir}", "mbrs==0.1.8"]], timeout=300))
 
 
 def run_mbrs(mbrs_path, tmp_path, metric, decoder, segments):

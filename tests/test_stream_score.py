@@ -29,12 +29,11 @@ def anchor_path(tmp_path_factory):
     """PYTHONPATH with simulstream 1.0.0 (installed --no-deps from PyPI now) and a stub comet module."""
     pytest.importorskip("mweralign")
     pytest.importorskip("omnisteval")
+    from conftest import cached_anchor
+
     root = tmp_path_factory.mktemp("anchors")
-    site = root / "site"
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-                           "simulstream==1.0.0"], capture_output=True, text=True, timeout=300)
-    if done.returncode:
-        pytest.skip(f"cannot install simulstream 1.0.0 from PyPI: {done.stderr[-300:]}")
+    site = cached_anchor("simulstream-1.0.0", [[sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                                                "{dir}", "simulstream==1.0.0"]], timeout=300)
     stub = root / "stub" / "comet"
     stub.mkdir(parents=True)
     (stub / "__init__.py").write_text("def download_model(*a, **k):\n    raise RuntimeError('COMET stub')\n"
