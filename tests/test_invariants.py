@@ -461,3 +461,26 @@ def test_sentence_level_latency_scores_every_sentence_and_prints_an_empty_one_as
         [r["score"] for k, r in enumerate(rows["real"]) if k != 1]
     text = CliRunner().invoke(main, ["score-corpus", "--instances", str(changed), "-m", "al", "--sentence-level"])
     assert text.stdout.splitlines()[2].split("\t")[4] == "undefined"
+
+
+@pytest.mark.parametrize("flag,level", [("--spa", "seg"), ("--pdp", "sys"), ("--pdp", "seg")])
+def test_meta_eval_compare_takes_spa_and_pdp_as_correlate_and_matrix_do(tmp_path, flag, level):
+    import json
+    import shutil
+
+    from conftest import NEWS
+
+    shutil.copytree(NEWS, tmp_path / "wmt21.news")
+    base = ["--root", str(tmp_path), "--test-set", "wmt21.news", "-l", "en-de"]
+    for metric in ("chrf", "bleu"):
+        assert CliRunner().invoke(main, ["meta-eval", "add-metric", metric, *base, "-r", "refA"]).exit_code == 0
+    folder = tmp_path / "wmt21.news" / "metric-scores" / "en-de"
+    done = CliRunner().invoke(main, ["meta-eval", "compare", *base, "chrf-refA", "bleu-refA", flag, "--level", level,
+                                     "-k", "100", "-f", "json"])
+    assert done.exit_code == 0, done.output
+    doc = json.loads(done.stdout)
+    for key, name in (("correlation1", "chrf-refA"), ("correlation2", "bleu-refA")):
+        alone = CliRunner().invoke(main, ["meta-eval", "correlate", *base, flag, "--scores",
+                                          str(folder / f"{name}.{level}.score"), "-f", "json"])
+        assert doc[key] == json.loads(alone.stdout)["correlation"]
+    assert doc["statistic"] == flag[2:] and 0 <= doc["p_value"] <= 1 and doc["trials"] >= 100

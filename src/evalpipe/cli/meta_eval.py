@@ -58,8 +58,15 @@ def _rules(command: str) -> Rules:
     F = Flag
     kendall, pairwise = F("--statistic", ("kendall",)), F("--test", ("pairwise",))
     if command == "compare":
+        other_tests = F("--test", ("bootstrap", "pairwise"))
         return Rules(
-            conflicts=((F("--epsilon"), pairwise, "the pairwise test takes --epsilon1 and --epsilon2"),
+            conflicts=((F("--spa"), F("--pdp"), "choose one of SPA and PDP"),
+                       (F("--spa"), F("--statistic"), "SPA is its own statistic"),
+                       (F("--spa"), F("--average"), "SPA compares systems over all segments at once"),
+                       (F("--spa"), other_tests, "SPA is compared with its permutation test"),
+                       (F("--pdp"), F("--statistic", ("spearman", "kendall", "accuracy")), "PDP is a Pearson correlation"),
+                       (F("--pdp"), other_tests, "PDP is compared with the permutation test"),
+                       (F("--epsilon"), pairwise, "the pairwise test takes --epsilon1 and --epsilon2"),
                        (F("--k-block"), F("--test", ("bootstrap",)), "--test bootstrap draws all its trials"),
                        (F("--mode"), F("--test", ("bootstrap",)), "the bootstrap test has one way of drawing")),
             requires=((F("--variant"), (kendall, pairwise), "it is Kendall's variant"),
@@ -322,8 +329,15 @@ MTME_K_BLOCK = 1000
 @click.option("--epsilon2", type=float, default=None, help="--test pairwise: METRIC2's tie threshold (default: calibrated)")
 @click.option("--sample-rate", type=click.FloatRange(0, 1, min_open=True), default=1.0, show_default=True,
               help="--test pairwise: pair sampling of the tie calibration")
+@click.option("--spa", is_flag=True,
+              help="compare soft pairwise accuracy (segment-level scores): MTME's PERM-BOTH test with SPA as the "
+                   "statistic, as meta-eval matrix --spa")
+@click.option("--pdp", is_flag=True,
+              help="compare pairwise difference Pearson (MTME's Pearson(pdp=True)): the PERM-BOTH test with PDP as the "
+                   "statistic, drawn trial by trial from MTME's legacy stream")
 def compare_command(root, test_set, language_pair, human, level, average, statistic, variant, epsilon, include_human,
-                    fmt, min_systems, metric1, metric2, trials, seed, mode, k_block, test_kind, epsilon1, epsilon2, sample_rate):
+                    fmt, min_systems, metric1, metric2, trials, seed, mode, k_block, test_kind, epsilon1, epsilon2,
+                    sample_rate, spa, pdp):
     """Is METRIC2's correlation significantly higher than METRIC1's? (PERM-BOTH permutation test, bootstrap, or
     the pair-swapping permutation test of Kendall-like correlations)"""
     from evalpipe.meta.significance import bootstrap_test, permutation_test
@@ -331,7 +345,9 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     check_rules(RULES["compare"])
     k_block = k_block or MTME_K_BLOCK
     evs = EvalSet(root, test_set, language_pair)
-    level = level or "sys"
+    level = level or ("seg" if spa else "sys")
+    if spa and level != "seg":
+        raise UsageError(f"--spa tests systems over their segment scores: give --level seg (got {level})")
     _check_average(level, average)
     s1, s2 = _metric_scores(evs, level, metric1), _metric_scores(evs, level, metric2)
     systems, gold = _vectors(evs, human, level, {s: v for s, v in s1.items() if s in s2}, include_human,
@@ -339,7 +355,7 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     v1 = [v for s in systems for v in s1[s]]
     v2 = [v for s in systems for v in s2[s]]
     opts = _stat_options(statistic, variant, epsilon)
-    if test_kind != "pairwise":
+    if test_kind != "pairwise" and not (spa or pdp):
         corr = [average_correlation(gold, v, len(systems), average, statistic, **opts) for v in (v1, v2)]
         for name, v, (_, rows) in zip((metric1, metric2), (v1, v2), corr):
             from evalpipe.meta.correlation import undefined_reason
@@ -349,7 +365,10 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
                 raise InputError(f"{name}: its {statistic} correlation is undefined ({why}): there is nothing to "
                                  f"compare")
         corr = [c for c, _ in corr]
-    if test_kind == "pairwise":
+    if spa or pdp:
+        result, corr = _compare_spa_or_pdp(gold, v1, v2, len(systems), average, spa, trials, seed, mode, k_block)
+        statistic = "spa" if spa else "pdp"
+    elif test_kind == "pairwise":
         from evalpipe.meta.pairwise_permutation import pairwise_permutation_test
 
         if "--variant" not in given_flags(click.get_current_context()):
@@ -444,6 +463,32 @@ def matrix_command(root, test_set, language_pair, human, level, average, statist
 
         write_atomically(report_file, page.meta_report(result))
     click.echo(json.dumps(result, indent=1) if fmt == "json" else _matrix_text(result))
+
+
+def _compare_spa_or_pdp(gold, v1, v2, num_sys, average, spa, trials, seed, mode, k_block):
+    """(the test's result, the two values) of compare --spa (MTME's SPA permutation test, as matrix --spa) or --pdp
+    (PERM-BOTH with PDP as the statistic: both metrics' scores z-normalized, a coin per position swapping them,
+    MTME's legacy stream trial by trial, early stopping every k_block trials)."""
+    import numpy as np
+
+    if spa:
+        from evalpipe.meta.spa import permutation_test, soft_pairwise_accuracy
+
+        values = [soft_pairwise_accuracy(gold, v, num_sys) for v in (v1, v2)]
+        return permutation_test(gold, v1, v2, num_sys, k=trials, seed=seed, mode=mode, block_size=k_block), values
+    from evalpipe.meta.correlation import pairwise_difference_pearson
+    from evalpipe.meta.significance import mtme_trials
+
+    values = []
+    for v in (v1, v2):
+        value, rows = pairwise_difference_pearson(gold, v, num_sys, average)
+        if not rows:
+            raise InputError("a PDP is undefined (constant or NaN scores): there is nothing to compare")
+        values.append(value)
+    z1, z2 = ((np.asarray(v, dtype=np.float64) - np.mean(v)) / np.std(v) for v in (v1, v2))
+    pdp = lambda mix: pairwise_difference_pearson(gold, list(mix), num_sys, average)[0]  # noqa: E731
+    return mtme_trials(pdp, z1, z2, pdp(z2) - pdp(z1), trials, k_block, 0.02, 0.5,
+                       np.random.RandomState(seed)), values
 
 
 def _matrix_text(result: dict) -> str:
