@@ -226,8 +226,11 @@ class Block:
 
     def reference_lengths(self, unit: str = "word", spm_model: str = "", count: str = "words") -> np.ndarray:
         """|R| of the kept sentences in ``unit`` (counted on first use); ``count``: how words are counted."""
-        if unit != "word" and self.durations is not None:
-            raise InputError(f"target_unit={unit} counts text units; this log has a speech output (durations)")
+        if self.durations is not None:
+            raise InputError("this log has a speech output (durations): its delays are when speech segments start, "
+                             "not target words, so a metric that sets them against the reference's length (AL, LAAL, "
+                             "AP, YAAL) means nothing on it (SimulEval aligns speech to words first); score "
+                             "start_offset, end_offset, rtf or discontinuity_* instead")
         key = (unit, spm_model, count)
         if key not in self._lengths:
             self._lengths[key] = reference_lengths(self.references, unit, spm_model, count == "omnisteval")

@@ -118,7 +118,7 @@ def _demo_scores(python) -> list:
     import json
 
     done = subprocess.run([str(python), *DEMO_SCORES], capture_output=True, text=True, timeout=300, check=True)
-    return [(r["system"].rsplit("/", 1)[1], r["metric"], r["score"], r["signature"])
+    return [(r["system"].rsplit("/", 1)[-1], r["metric"], r["score"], r["signature"])
             for r in json.loads(done.stdout)["results"]]
 
 

@@ -339,8 +339,9 @@ def test_reference_count_mismatch_and_units_that_do_not_fit(tmp_path):
     assert done.returncode == 2 and "has 1 lines and" in done.stderr
     speech = records_input([{"source_length": 900.0, "delays": [100.0, 200.0], "durations": [50.0, 60.0],
                              "reference": "你好"}])
-    with pytest.raises(InputError, match="target_unit=char counts text units; this log has a speech output"):
-        load_metric("al", target_unit="char").corpus_stats(speech.hypotheses, speech.references)
+    for name, options in (("al", {"target_unit": "char"}), ("al", {}), ("laal", {}), ("ap", {}), ("yaal", {})):
+        with pytest.raises(InputError, match="this log has a speech output .durations.: its delays are when"):
+            load_metric(name, **options).corpus_stats(speech.hypotheses, speech.references)
     with pytest.raises(InputError, match="discontinuity_sum needs a speech output"):
         load_metric("discontinuity_sum").corpus_stats([SimulHypothesis([1, 2], 3)], [])
     with pytest.raises(OptionError, match="the iwslt2020 convention counts words"):
