@@ -356,10 +356,10 @@ def compare_command(root, test_set, language_pair, human, level, average, statis
     v2 = [v for s in systems for v in s2[s]]
     opts = _stat_options(statistic, variant, epsilon)
     if test_kind != "pairwise" and not (spa or pdp):
+        from evalpipe.meta.correlation import undefined_reason
+
         corr = [average_correlation(gold, v, len(systems), average, statistic, **opts) for v in (v1, v2)]
         for name, v, (_, rows) in zip((metric1, metric2), (v1, v2), corr):
-            from evalpipe.meta.correlation import undefined_reason
-
             why = "" if rows else undefined_reason(gold, v)
             if why and why != "NaN scores":  # (a NaN is named by the test itself, row and all)
                 raise InputError(f"{name}: its {statistic} correlation is undefined ({why}): there is nothing to "
