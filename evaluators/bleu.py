@@ -11,8 +11,10 @@ counts; ``total_n = max(0, hyp_len - n + 1)``.  Score (0-100)::
     BLEU = BP * exp(sum_n log p_n / N),  p_n = 100 * correct_n / total_n,
     BP = 1 if hyp_len >= ref_len else exp(1 - ref_len / hyp_len)
 
-computed by ``sacrebleu.BLEU.compute_bleu`` itself (on copies, since add-k smoothing mutates its
-arguments), so summed stats give sacrebleu's ``corpus_score`` to the last bit.
+computed by :func:`~evalpipe.evaluators.kernels.bleu_score.bleu_score`, sacrebleu's ``BLEU.compute_bleu`` step
+for step, so summed stats give sacrebleu's ``corpus_score`` to the last bit; the signature of 13a BLEU is
+composed as sacrebleu composes it (:func:`~evalpipe.evaluators.sacrebleu_api.bleu_13a_signature`), so scoring
+13a BLEU does not import sacrebleu.
 
 ``block_stats`` computes the same rows for blocks of segments at once: the references indexed once
 (:mod:`evalpipe.evaluators.kernels.ngram_matches`, C or its numpy reference), a block whose keys do not
@@ -24,6 +26,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
+from evalpipe.evaluators.kernels.bleu_score import bleu_score
 from evalpipe.evaluators.kernels import ngram_line, tokenize_13a
 from evalpipe.evaluators.kernels.ngram_line import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.kernels.tokenize_13a import tokens_13a, tokens_13a_flat
@@ -244,13 +247,11 @@ class BLEU(Metric):
         return pairwise_ngrams.bleu(rows, self._order, o["smooth_method"], value, o["effective_order"])
 
     def score_from_stats(self, stats: List[Any]) -> float:
-        """BLEU (0-100) from summed stats, by ``sacrebleu.BLEU.compute_bleu``."""
-        n = self._order
+        """BLEU (0-100) from summed stats, as ``sacrebleu.BLEU.compute_bleu`` computes it."""
+        o = self.options
         values = [_as_number(v) for v in stats]
-        return sb.compute_bleu(
-            correct=values[2:2 + n], total=values[2 + n:], sys_len=int(values[0]), ref_len=int(values[1]),
-            smooth_method=self.options["smooth_method"], smooth_value=self.options["smooth_value"],
-            effective_order=self.options["effective_order"], max_ngram_order=n)
+        values[:2] = [int(values[0]), int(values[1])]
+        return bleu_score(values, self._order, o["smooth_method"], o["smooth_value"], o["effective_order"])
 
     def score_many(self, sums: Any) -> Any:
         """BLEU of every row of a matrix of summed stats (vectorized; for resampling tests)."""
@@ -264,4 +265,8 @@ class BLEU(Metric):
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         """sacrebleu's BLEU signature, e.g. ``nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0``."""
+        o = self.options
+        if o["tokenize"] == "13a":
+            return sb.bleu_13a_signature(nrefs, o["lowercase"], o["effective_order"], o["smooth_method"],
+                                         o["smooth_value"])
         return sb.signature(self._sacre, nrefs)

@@ -131,16 +131,43 @@ def ter_words(metric: Any, text: str) -> List[str]:
     return metric._preprocess_segment(text).split()
 
 
-def compute_bleu(**kwargs: Any) -> float:
-    """``BLEU.compute_bleu`` (public) on copies: add-k smoothing mutates its list arguments."""
-    from sacrebleu.metrics.bleu import BLEU
-
-    kwargs["correct"], kwargs["total"] = list(kwargs["correct"]), list(kwargs["total"])
-    return BLEU.compute_bleu(**kwargs).score
-
-
 def signature(metric: Any, nrefs: Optional[int]) -> str:
     """A sacrebleu metric's signature with the input's reference count (``?`` unknown, ``var`` varied: -1)."""
     metric.num_refs = "?" if nrefs is None else nrefs
     return metric.get_signature().format()
+
+
+def bleu_13a_signature(nrefs: Optional[int], lowercase: bool, effective_order: bool, smooth_method: str,
+                       smooth_value: Optional[float]) -> str:
+    """:func:`signature` of sacrebleu's BLEU with the 13a tokenizer, composed as sacrebleu's ``BLEUSignature``
+    composes it (fields in its order, the smoothing value in brackets for floor and add-k), without importing
+    sacrebleu: scoring 13a BLEU needs nothing else from it."""
+    from evalpipe.evaluators.kernels.bleu_score import SMOOTH_DEFAULTS
+
+    refs = "?" if nrefs is None else "var" if nrefs == -1 else nrefs
+    smooth = smooth_method
+    if SMOOTH_DEFAULTS[smooth_method] is not None:
+        smooth += f"[{SMOOTH_DEFAULTS[smooth_method] if smooth_value is None else smooth_value:.2f}]"
+    return (f"nrefs:{refs}|case:{'lc' if lowercase else 'mixed'}|eff:{'yes' if effective_order else 'no'}|"
+            f"tok:13a|smooth:{smooth}|version:{installed_version()}")
+
+
+def installed_version() -> str:
+    """The installed sacrebleu's ``__version__``, read from its ``version.py`` (the file setuptools-scm writes)
+    without importing the package (importing it costs 70-250 ms); imported when the file says otherwise."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("sacrebleu")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            with open(f"{folder}/version.py", encoding="utf-8") as handle:
+                found = re.search(r"^__version__ = version = '([^']+)'$", handle.read(), re.MULTILINE)
+        except OSError:
+            found = None
+        if found:
+            return found.group(1)
+    import sacrebleu
+
+    return sacrebleu.__version__
 

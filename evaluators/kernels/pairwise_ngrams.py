@@ -21,12 +21,12 @@ each segment's first and end sentence.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from typing import List, Sequence
 
 import numpy as np
 
+from evalpipe.evaluators.kernels.bleu_score import bleu_score
 from evalpipe.evaluators.kernels import compiled
 
 
@@ -117,39 +117,11 @@ def bleu(rows: np.ndarray, order: int, smooth_method: str, smooth_value: float, 
     if native is not None:
         return np.frombuffer(native.bleu(rows, order, SMOOTHING[smooth_method], float(smooth_value),
                                          bool(effective_order)), dtype=np.float64)
-    return np.array([_bleu_reference(r, order, smooth_method, float(smooth_value), effective_order)
+    return np.array([bleu_of_floats(r, order, smooth_method, float(smooth_value), effective_order)
                      for r in rows.tolist()], dtype=np.float64)
 
 
 def bleu_of_floats(row: Sequence[float], order: int, smooth_method: str, value: float, effective_order: bool) -> float:
     """:func:`bleu` of one row whose counts and lengths may be fractional (reference aggregation)."""
-    return _bleu_reference(row, order, smooth_method, value, effective_order)
+    return bleu_score([float(v) for v in row], order, smooth_method, value, effective_order)
 
-
-def _bleu_reference(row: Sequence[float], order: int, smooth_method: str, value: float, effective_order: bool) -> float:
-    sys_len, ref_len = float(row[0]), float(row[1])
-    correct, total = [float(v) for v in row[2:2 + order]], [float(v) for v in row[2 + order:]]
-    bp = (math.exp(1.0 - ref_len / sys_len) if sys_len > 0 else 0.0) if sys_len < ref_len else 1.0
-    if not any(correct):
-        return 0.0
-    precisions, mteval, eff = [0.0] * order, 1.0, order
-    for n in range(1, order + 1):
-        if smooth_method == "add-k" and n > 1:
-            correct[n - 1] += value
-            total[n - 1] += value
-        if total[n - 1] == 0:
-            break
-        if effective_order:
-            eff = n
-        if correct[n - 1] == 0:
-            if smooth_method == "exp":
-                mteval *= 2
-                precisions[n - 1] = 100.0 / (mteval * total[n - 1])
-            elif smooth_method == "floor":
-                precisions[n - 1] = 100.0 * value / total[n - 1]
-        else:
-            precisions[n - 1] = 100.0 * correct[n - 1] / total[n - 1]
-    log_sum = 0.0
-    for p in precisions[:eff]:
-        log_sum += math.log(p) if p != 0.0 else -9999999999.0
-    return bp * math.exp(log_sum / eff)

@@ -53,10 +53,10 @@ def decode_block(raw: List[bytes], name: str, first: int) -> List[str]:
         text = b"".join(raw).decode("utf-8")
     except UnicodeDecodeError:
         return [decode_line(line, name, number) for number, line in enumerate(raw, first)]
-    return _split_text(text)
+    return split_text(text)
 
 
-def _split_text(text: str) -> List[str]:
+def split_text(text: str) -> List[str]:
     """The lines of decoded text as :func:`read_lines` gives them (``\\n`` ends a line, a ``\\r`` before it
     goes, a last line may lack its end)."""
     lines = text.split("\n")
@@ -86,7 +86,7 @@ def read_span(path: str, begin: int, end: int, first: int) -> List[str]:
         handle.seek(begin)
         data = handle.read(end - begin)
     try:
-        return _split_text(data.decode("utf-8"))
+        return split_text(data.decode("utf-8"))
     except UnicodeDecodeError:
         return decode_block(io.BytesIO(data).readlines(), path, first)
 

@@ -10,6 +10,7 @@ reference).  Errors name the file, the line and what was expected.
 from __future__ import annotations
 
 import gc
+import io
 import json
 from contextlib import contextmanager
 from itertools import chain, repeat
@@ -17,7 +18,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from evalpipe.corpus import decode_block, open_binary
+from evalpipe.corpus import split_text, decode_block, open_binary
 from evalpipe.errors import InputError
 from evalpipe.inputs import SimulPairs
 from evalpipe.sufficient_stats.segments import SimulHypothesis
@@ -149,9 +150,14 @@ def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulP
 
     handle_of = contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open_binary(path)  # "-": stdin
     with handle_of as handle, _gc_paused():
-        kept = [(n, line) for n, line in enumerate(decode_block(handle.readlines(), path, 1), 1) if line.strip()]
+        raw = handle.read()
+        try:  # one decode of the whole log; a failure is located line by line
+            lines = split_text(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines = decode_block(io.BytesIO(raw).readlines(), path, 1)
+        kept = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
         try:  # one parse of the whole log (faster than a parse a line); on any error line by line, to name it
-            records = json.loads("[" + ",".join(line for _, line in kept) + "]")
+            records = json.loads("[" + ",".join([line for _, line in kept]) + "]")
         except json.JSONDecodeError:
             records = None
         if records is None or len(records) != len(kept):
