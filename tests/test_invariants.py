@@ -339,7 +339,7 @@ def test_tiny_comet_without_torch_is_one_line(tmp_path):
     env["PYTHONPATH"] = str(tmp_path / "missing")
     done = subprocess.run([sys.executable, "-m", "evalpipe.tiny_comet", str(tmp_path / "m")], capture_output=True,
                           text=True, env=env, timeout=120)
-    assert done.returncode == 1 and done.stderr.count("Error:") == 1 and "pip install torch" in done.stderr
+    assert done.returncode == 1 and done.stderr.count("Error:") == 1 and "pip install 'evalpipe[comet]'" in done.stderr
     assert "Traceback" not in done.stderr
 
 

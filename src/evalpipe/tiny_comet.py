@@ -116,9 +116,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         build(Path(args.out), args.family, texts, args.seed)
     except ImportError as exc:  # torch, tokenizers or yaml missing: what to install, in one line
-        from evalpipe.errors import MissingDependency
-
-        print(f"Error: {MissingDependency.module(exc.name or '', 'python -m evalpipe.tiny_comet')}", file=sys.stderr)
+        print(f"Error: python -m evalpipe.tiny_comet needs the Python package {(exc.name or '?').split('.')[0]!r}, "
+              f"which is not installed: pip install 'evalpipe[comet]'", file=sys.stderr)
         return 1
     except OSError as exc:
         print(f"Error: {exc.filename or args.out}: {exc.strerror or exc}", file=sys.stderr)
