@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 import click
 
+from evalpipe import progress
 from evalpipe.errors import EvalpipeError, MissingDependency, UsageError
 
 
@@ -72,7 +73,10 @@ class _MapsErrors:
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)  # type: ignore[misc]
+            if isinstance(self, click.Group):
+                return super().invoke(ctx)  # type: ignore[misc]
+            with progress.shown(ctx.command_path):  # a long run's progress on stderr, where a person watches
+                return super().invoke(ctx)  # type: ignore[misc]
         except EvalpipeError as exc:
             raise to_click(exc, ctx) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):

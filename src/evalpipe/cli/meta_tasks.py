@@ -12,6 +12,7 @@ from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command, comma_list, given_flags
 from evalpipe.cli.meta_options import MODE, root_option
 from evalpipe.corpus import read_lines, write_atomically
+from evalpipe import progress
 from evalpipe.errors import InputError, UsageError
 
 
@@ -134,8 +135,10 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
     data = [({lp: sets[t.test_set, lp] for lp in t.langs}, {lp: infos[t.test_set, lp] for lp in t.langs})
             for t in tasks]
     tasks = [resolve(t, *d, f"task{i}") for i, (t, d) in enumerate(zip(tasks, data), 1)]  # all, before any runs
-    results = [run_task(t, *d, seed=seed, mode=mode, only=only, where=f"task{i}")
-               for i, (t, d) in enumerate(zip(tasks, data), 1)]
+    results = []
+    for i, (t, d) in enumerate(zip(tasks, data), 1):
+        progress.step("task", i, len(tasks))
+        results.append(run_task(t, *d, seed=seed, mode=mode, only=only, where=f"task{i}"))
     ranks = average_ranks(results, task_weights)
     corrs = average_corrs(results, tasks, task_weights)
     every = set().union(*(r["metrics"] for r in results))

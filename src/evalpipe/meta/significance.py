@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalpipe import progress
 from evalpipe.errors import UsageError
 from evalpipe.meta.correlation import (STATISTICS, Pair, groups, kendall_from_counts, pair_index, require_numbers,
                                        row_values)
@@ -225,6 +226,7 @@ def mtme_trials(statistic: Callable[[np.ndarray], float], s1: np.ndarray, s2: np
         if c2 - c1 >= delta:
             large += 1
         if i % block_size == 0:
+            progress.step("draws", i, k)
             p = large / i
             if p < early_min or p > early_max:
                 break
@@ -273,6 +275,7 @@ class EarlyStopping:
                 self.hits, self.trials, self.stopped = int(running[i - self.trials - 1]), i, True
                 return
         self.hits, self.trials = int(running[-1]) if len(hit) else self.hits, self.trials + len(hit)
+        progress.step("draws", self.trials, self.k)
 
     def result(self, delta: float) -> Dict[str, Any]:
         return {"p_value": float(self.hits / self.trials), "delta": float(delta), "trials": int(self.trials)}
@@ -288,8 +291,11 @@ def ranked_matrix(values: Dict[str, float], test: Optional[Callable[..., Dict[st
     n = len(order)
     sig = np.zeros((n, n))
     shared = np.random.RandomState(seed) if mode == "mtme" else None
+    pairs, done = n * (n - 1) // 2 if test is not None else 0, 0
     for i in range(n if test is not None else 0):
         for j in range(i + 1, n):
+            done += 1
+            progress.step("pair", done, pairs)
             sig[i, j] = test(order[j], order[i], seed=None if seed is None else seed + i * n + j,
                              random_state=shared)["p_value"]
     return ranking(order, values, sig, threshold)

@@ -27,6 +27,7 @@ from typing import Dict, Hashable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from evalpipe import progress
 from evalpipe.errors import InputError
 from evalpipe.meta.significance import mtme_trials, rank_order, ranked_matrix, ranking
 
@@ -207,6 +208,7 @@ def _fast_matrix(order: Sequence[Hashable], zs: Dict[Hashable, np.ndarray], spa:
             c1, c2 = 1.0 - np.abs(hp - mix1).mean(axis=1), 1.0 - np.abs(hp - mix2).mean(axis=1)
             large[i, j] += int(np.count_nonzero(c2 - c1 >= spa[better] - spa[worse]))
         done += size
+        progress.step("draws", done, k)
         for pair in sorted(active):
             matrix[pair], trials[pair] = large[pair] / done, done
             if done % block_size == 0 and not early_min <= matrix[pair] <= early_max:
