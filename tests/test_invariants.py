@@ -325,6 +325,29 @@ def test_meta_info_naming_nothing_the_set_has_is_refused(tmp_path, key, names, n
     assert result.exit_code == 1 and len(errors) == 1 and needle in errors[0], result.output
 
 
+@pytest.mark.parametrize("flag", ["--primary", "--no-primary"])
+def test_primary_on_a_set_without_primaries_is_refused_and_acts_on_one_with_them(tmp_path, flag):
+    """MTME keeps every metric when a set lists no primary_metrics, whatever primary says: the flag cannot act."""
+    import json
+    import shutil
+
+    from conftest import NEWS
+
+    task = ["--task", "lang=en-de level=sys refs={'refA'} human=False k=0", "--human", "mqm", "-f", "json"]
+    result = CliRunner().invoke(main, ["meta-eval", "tasks", "--root", str(NEWS.parent), "--test-set", "wmt21.news",
+                                       *task, flag])
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and f"{flag} keeps or drops" in errors[0], result.output
+    shutil.copytree(NEWS, tmp_path / "wmt21.news")
+    info = {"en-de": {"std_ref": "refA", "std_gold": {"sys": "mqm", "seg": "mqm"}, "primary_metrics": ["BLEU"]}}
+    (tmp_path / "wmt21.news" / "meta-info.json").write_text(json.dumps(info))
+    runs = {f: CliRunner().invoke(main, ["meta-eval", "tasks", "--root", str(tmp_path), "--test-set", "wmt21.news",
+                                         *task, f]) for f in ("--primary", "--no-primary")}
+    assert all(r.exit_code == 0 for r in runs.values()), [r.output for r in runs.values()]
+    metrics = {f: set(json.loads(r.stdout)["tasks"][0]["metrics"]) for f, r in runs.items()}
+    assert metrics["--primary"] < metrics["--no-primary"], metrics
+
+
 # Environment problems are one line, exit 1
 
 def test_tiny_comet_without_torch_is_one_line(tmp_path):

@@ -131,6 +131,12 @@ def tasks_command(root, test_set, language_pair, recipe, task_file, task_lines, 
     infos = {key: meta_info_for(evs.dir, key[1], given_info) for key, evs in sets.items()}
     for key, evs in sets.items():
         check_meta_info(evs, infos[key])
+    typed = given_flags(click.get_current_context())
+    if {"--primary", "--no-primary"} & set(typed) and not any(info.primary_metrics for info in infos.values()):
+        flag = "--primary" if primary else "--no-primary"
+        raise UsageError(f"{flag} keeps or drops the metrics that are not primary, and no test set and language pair "
+                         f"here lists primary_metrics ({'--meta-info' if meta_info_file else 'meta-info.json'}): "
+                         f"every metric is kept either way; leave it out")
     only = comma_list(metric_names, "-m") or None
     data = [({lp: sets[t.test_set, lp] for lp in t.langs}, {lp: infos[t.test_set, lp] for lp in t.langs})
             for t in tasks]
