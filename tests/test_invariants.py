@@ -507,3 +507,27 @@ def test_meta_eval_compare_takes_spa_and_pdp_as_correlate_and_matrix_do(tmp_path
                                           str(folder / f"{name}.{level}.score"), "-f", "json"])
         assert doc[key] == json.loads(alone.stdout)["correlation"]
     assert doc["statistic"] == flag[2:] and 0 <= doc["p_value"] <= 1 and doc["trials"] >= 100
+
+
+def test_a_speech_input_log_is_told_from_its_sources(tmp_path):
+    """SimulEval writes a speech input's source as the sound file's properties (``samplerate: ...`` among them) and
+    its delays in ms: scored without ``-o unit=speech`` it is refused, with it scored; a text log likewise."""
+    import json
+
+    from conftest import script, child_env
+    import subprocess
+
+    speech = [{"index": i, "prediction": "a b c", "delays": [640.0, 1280.0, 2000.0 + i], "elapsed": [700.0, 1400.0,
+               2100.0 + i], "source_length": 2400.0 + i, "reference": "a b d",
+               "source": [f"/data/{i}.wav", "samplerate: 16000 Hz", "channels: 1", "duration: 00:00:02.400",
+                          "format: WAV (Microsoft) [WAV]", "subtype: Signed 16 bit PCM [PCM_16]"]} for i in range(3)]
+    log = tmp_path / "speech.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in speech), encoding="utf-8")
+    base = [script("evalpipe"), "score-corpus", "--instances", str(log), "-m", "al", "start_offset", "-f", "json"]
+    refused = subprocess.run(base, capture_output=True, text=True, env=child_env(), timeout=120)
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
+    assert refused.returncode == 2 and len(errors) == 1 and "speech-input log" in errors[0] \
+        and "-o unit=speech" in errors[0] and str(log) in errors[0], refused.stderr
+    done = subprocess.run(base + ["-o", "unit=speech"], capture_output=True, text=True, env=child_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert all("unit:speech" in r["signature"] for r in json.loads(done.stdout)["results"])

@@ -275,8 +275,6 @@ EXEMPT_METRIC_OPTIONS = {
     "cache_size": "a memory bound of a cache: the scores are the same by design",
     "kernel": "the C or the Python reference implementation: the same scores by design (tests/test_ter_kernel.py)",
     "threads": "where the work runs",
-    "unit": "a speech log's delays are ms, a text log's words: not told apart from the log yet, so unit=speech "
-            "on a text log is not refused (a known gap)",
 }
 
 #: (hypothesis, reference) lines on which a text metric's option can act, where the real subset cannot show it
@@ -290,8 +288,12 @@ TEXT_FOR = {
 }
 
 #: SimulEval logs on which a latency option can act: references with runs of spaces (word counts differ)
+#: and a text-input log as SimulEval writes it (its source a string), where unit=speech is refused
 LOG_FOR = {"reference_length": [{"index": 0, "prediction": "a b c d", "delays": [1, 2, 3, 4], "source_length": 4,
-                                 "reference": "a  b c d e"}]}
+                                 "reference": "a  b c d e"}],
+           "unit": [{"index": i, "prediction": "a b c d", "delays": [1, 2, 3, 4 + i], "source_length": 4 + i,
+                     "source": " ".join(["w"] * (4 + i)), "reference": "a b x d", "elapsed": [0, 0, 0, 0]}
+                    for i in range(3)]}
 
 
 def _metric_values(option) -> List[str]:

@@ -177,6 +177,23 @@ def _rules() -> Rules:
 RULES = _rules()
 
 
+def _check_units(systems, specs) -> None:
+    """A latency metric's ``unit`` agrees with what the log says its sources were (SimulEval writes a sound file's
+    properties, ``samplerate: ...`` among them, for speech input; a string for text): milliseconds labelled source
+    words, or words labelled milliseconds, is one line naming the log and the option to give."""
+    for spec in specs:
+        if "unit" not in type(spec.build()).OPTIONS:
+            continue
+        unit = spec.build().options["unit"]
+        for system in systems:
+            kind = getattr(system.runs[0], "source_kind", None)
+            if kind is not None and kind != unit:
+                fix = "-o unit=speech (its delays are milliseconds)" if kind == "speech" else \
+                    "-o unit=text, the default (its delays are source words)"
+                raise UsageError(f"{system.name}: a {kind}-input log (SimulEval's 'source' says so), scored by "
+                                 f"{spec.name} with unit={unit}: give {fix}")
+
+
 def _progress(total: int, quiet: bool):
     if quiet or not sys.stderr.isatty() or total < 2:
         return None
@@ -306,6 +323,7 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
             from evalpipe.simul.records import read_instances
 
             systems = [System(p, [read_instances(p)]) for p in typed_order([(p, p) for p in instance_logs])]
+            _check_units(systems, specs)
         else:
             # files are read where the work runs (streamed in blocks by one process, by byte range in a
             # pool, by Spark itself); only stdin is read here

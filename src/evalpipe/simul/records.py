@@ -105,7 +105,24 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
     pairs = SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
     pairs.lines = list(lines)  # the line of each instance in its file
     pairs.indices = [r.get("index") for r in records]  # SimulEval's instance index, where the log has one
+    pairs.source_kind = source_kind(records)
     return pairs
+
+
+def source_kind(records: Sequence[Any]) -> Optional[str]:
+    """What the log's sources were, as SimulEval writes them into ``source``: ``"speech"`` when every record's is
+    the list of a sound file's properties (a ``samplerate: ...`` line among them: delays in milliseconds),
+    ``"text"`` when every record's is a string (delays in source words); None when records have none or mix them."""
+    kinds = set()
+    for record in records:
+        source = record.get("source") if isinstance(record, dict) else None
+        if isinstance(source, str):
+            kinds.add("text")
+        elif isinstance(source, list) and any(isinstance(x, str) and x.startswith("samplerate:") for x in source):
+            kinds.add("speech")
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: Sequence[int]) -> None:
