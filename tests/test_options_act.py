@@ -51,7 +51,7 @@ BASE: Dict[str, List[str]] = {
     "meta-eval compare": [*NEWS, "BLEU-refA", "chrF-refA", "-k", "200"],
     "meta-eval matrix": [*NEWS, "-k", "200"],
     "meta-eval tasks": ["--root", "{root}", "--test-set", "wmt21.news", "--recipe", "WMT23", "-l", "en-de"],
-    "meta-eval add-metric": [*NEWS, "chrf"],
+    "meta-eval add-metric": [*NEWS, "bleu"],  # (chrf-refA is the fixture's; bleu-refA is new)
     "meta-eval mqm-scores": ["--root", "{root}", "--test-set", "wmt21.tedtalks", "-l", "en-de", "{root}/ratings.tsv",
                              "--name", "mine"],
 }
@@ -155,7 +155,7 @@ def root(tmp_path_factory) -> Path:
     _inputs(folder)
     (folder / "simul").mkdir()
     shutil.copy(SIMUL / "derived" / "wait3.instances.jsonl", folder / "simul" / "instances.log")
-    code, out, _, _ = _run(["score-corpus", "-r", str(REF), *SYS, "-f", "json"], folder / "made")
+    code, out, _, _ = _run(["score-corpus", "-r", str(REF), *SYS, "-f", "json", "--all-pairs"], folder / "made")
     assert code == 0, out
     (folder / "corpus.json").write_text(out, encoding="utf-8")
     code, out, _, _ = _run(["stream", "run", "--demo", "--output", str(folder / "stream.jsonl")], folder / "made")
@@ -165,7 +165,7 @@ def root(tmp_path_factory) -> Path:
         code, _, _, both = _run(["meta-eval", "add-metric", *metric, *news], folder / "made")
         assert code == 0, both
     (folder / "wmt21.news" / "meta-info.json").write_text(
-        '{"en-de": {"std_ref": "refA", "std_gold": {"sys": "mqm", "seg": "mqm"}, "primary_metrics": ["BLEU", "chrF"]}}',
+        '{"en-de": {"std_ref": "refA", "std_gold": {"sys": "mqm", "seg": "mqm"}, "primary_metrics": ["BLEU", "chrF", "chrf"]}}',
         encoding="utf-8")
     (folder / "ties.jsonl").write_text('["x y z", "q r s", "x y z"]\n["a b", "a b", "c d", "c d"]\n', encoding="utf-8")
     (folder / "ratings.tsv").write_text(
@@ -195,15 +195,46 @@ def _exempt(command: str, flag: str) -> bool:
     return (command, flag) in EXEMPT or ("*", flag) in EXEMPT
 
 
+#: commands that write into the test set under names they choose: each run gets its own copy of the inputs, in
+#: the folder whose files are compared, and its paths in the output are written {data}
+FRESH_ROOT = {"meta-eval add-metric", "meta-eval mqm-scores"}
+
+
+def _fresh(root: Path, run: Path) -> Path:
+    data = run / "data"
+    shutil.copytree(root, data, ignore=shutil.ignore_patterns("made"))
+    return data
+
+
+def _without_paths(result: Tuple[int, str, Dict[str, bytes], str], data: Path):
+    code, out, files, both = result
+    return code, out.replace(str(data), "{data}"), files, both
+
+
 def _walk(root: Path, tmp_path: Path, command: str, param: click.Option, words: List[str]) -> None:
     flag = param.opts[0]
+    stdin = STDIN_FOR.get((command, flag), STDIN.get(command, ""))
+    if command in FRESH_ROOT:
+        data = _fresh(root, tmp_path / "a")
+        without = _without_paths(_run(command.split() + _expand(words, data, tmp_path / "a"), tmp_path / "a", stdin),
+                                 data)
+        data = _fresh(root, tmp_path / "b")
+        given = command.split() + _expand(words + _value(param, command), data, tmp_path / "b")
+        code, out, files, both = _without_paths(_run(given, tmp_path / "b", stdin), data)
+        return _judge(command, flag, given, without, (code, out, files, both))
     base = command.split() + _expand(words, root, tmp_path / "a")
     key = (command, tuple(words), STDIN_FOR.get((command, flag)))
     if key not in _baselines:
-        _baselines[key] = _run(base, tmp_path / "a", STDIN_FOR.get((command, flag), STDIN.get(command, "")))
+        _baselines[key] = _run(base, tmp_path / "a", stdin)
     without = _baselines[key]
     given = command.split() + _expand(words + _value(param, command), root, tmp_path / "b")
-    code, out, files, both = _run(given, tmp_path / "b", STDIN_FOR.get((command, flag), STDIN.get(command, "")))
+    _judge(command, flag, given, without, _run(given, tmp_path / "b", stdin))
+
+
+def _judge(command: str, flag: str, given: List[str], without, run) -> None:
+    """A run with the option refused in one line, or different from the run without it (which must be done)."""
+    assert without[0] == 0 or flag == "--force", f"the base run is refused, so the walk proves nothing: {without[3]}"
+    code, out, files, both = run
     if code != 0:
         errors = [line for line in both.splitlines() if line.startswith("Error:")]
         assert len(errors) == 1 and "internal error" not in both, (given, both)

@@ -133,11 +133,31 @@ def refuse_overwrite(paths: Sequence[str], force: bool = False) -> None:
                 raise InputError("exists already; give --force to replace it", path)
 
 
+def _write_in_place(path: str, text: Union[str, bytes]) -> None:
+    """``text`` written into the device or pipe ``path``; a write that fails (``/dev/full``) names it."""
+    try:
+        with open(path, "wb") as out:
+            out.write(text if isinstance(text, bytes) else text.encode("utf-8"))
+            out.flush()
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
+
+
 def write_atomically(path: str, text: Union[str, bytes], mode: int = 0o644) -> None:
     """Write ``text`` (UTF-8; or bytes as they are) to ``path`` through a temporary file in the same folder, flushed to disk
     and renamed over ``path``: a crash leaves the old file or the new one, never a truncated one, and
     no temporary file behind.  Missing folders on the way are created; a path that cannot be written
-    is an :class:`InputError` naming it."""
+    is an :class:`InputError` naming it.
+
+    A path that is no regular file (``/dev/stdout``, ``/dev/full``, a named pipe; anything under ``/dev`` or
+    ``/proc``) is written in place, as a shell's ``>`` writes it: never replaced by a file.  A symbolic link to a
+    file keeps its link: the file it points to is replaced."""
+    absolute = os.path.abspath(path)
+    if absolute.startswith(("/dev/", "/proc/")) or (os.path.exists(absolute) and not os.path.isfile(absolute)
+                                                     and not os.path.isdir(absolute)):
+        _write_in_place(path, text)
+        return
+    path = os.path.realpath(path) if os.path.islink(path) else path
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)

@@ -75,6 +75,11 @@ class _MapsErrors:
         try:
             if isinstance(self, click.Group):
                 return super().invoke(ctx)  # type: ignore[misc]
+            if {"engine", "spark_master", "workers"} <= {p.name for p in self.params}:  # opt.engines(): its rules too
+                from evalpipe.cli.options import engine_rules
+
+                conflicts, requires = engine_rules()
+                check_rules(Rules(conflicts=conflicts, requires=requires))
             with progress.shown(ctx.command_path):  # a long run's progress on stderr, where a person watches
                 return super().invoke(ctx)  # type: ignore[misc]
         except EvalpipeError as exc:
