@@ -302,7 +302,9 @@ GOOD = {"index": 0, "source_length": 4, "delays": [1, 2, 3], "prediction": "a b 
 
 
 @pytest.mark.parametrize("records, args, message", [
-    ([GOOD, dict(GOOD, delays=[2, 1])], [], r"log.jsonl, line 2: expected non-decreasing delays, got 2 then 1"),
+    ([GOOD, dict(GOOD, delays=[2, 1, 3])], [], r"log.jsonl, line 2: expected non-decreasing delays, got 2 then 1"),
+    ([GOOD, dict(GOOD, delays=[1, 2])], [],
+     r"log.jsonl, line 2: expected a delay for each word of the prediction \(3 words\), got 2 delays"),
     ([GOOD, {"index": 1, "source_length": 4, "prediction": "x", "reference": "y"}], [],
      r"line 2: expected a SimulEval instance with 'delays'"),
     ([GOOD, {k: v for k, v in GOOD.items() if k != "delays"}], ["--emission-cu-key", "delays"],

@@ -131,6 +131,11 @@ def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: 
     kept: logs cut from a stream carry them (the shared wait-k logs do), and each metric has its rule for them."""
     if not hyps:
         return
+    for i, h in enumerate(hyps):  # a word emitted without a delay: its latency is unknown (speech output aside)
+        if h.text is not None and h.durations is None and len(h.delays) < h.text.count(" ") + 1 \
+                and len(h.delays) < len(h.text.split()):
+            raise InputError(f"expected a delay for each word of the prediction ({len(h.text.split())} words), got "
+                             f"{len(h.delays)} delays in field 'delays'", source, lines[i] if i < len(lines) else None)
     lengths = np.fromiter((len(h.delays) for h in hyps), dtype=np.int64, count=len(hyps))
     src = np.fromiter((h.source_length for h in hyps), dtype=np.float64, count=len(hyps))
     flat = np.fromiter(chain.from_iterable(h.delays for h in hyps), dtype=np.float64, count=int(lengths.sum()))
