@@ -58,7 +58,7 @@ def test_a_crash_while_writing_leaves_the_old_file_and_no_temporary(tmp_path, mo
 
 def test_every_file_the_package_writes_goes_through_write_atomically():
     """No module of the package opens a file for writing, or writes one, other than by write_atomically
-    (whose own temporary file is the one exception)."""
+    (whose own temporary file, and a device or pipe it writes in place, are the exceptions)."""
     import re
 
     root = Path(__file__).resolve().parents[1]

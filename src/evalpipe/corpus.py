@@ -136,7 +136,8 @@ def refuse_overwrite(paths: Sequence[str], force: bool = False) -> None:
 def _write_in_place(path: str, text: Union[str, bytes]) -> None:
     """``text`` written into the device or pipe ``path``; a write that fails (``/dev/full``) names it."""
     try:
-        with open(path, "wb") as out:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        with os.fdopen(handle, "wb") as out:
             out.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             out.flush()
     except OSError as exc:

@@ -76,8 +76,6 @@ class _MapsErrors:
             if isinstance(self, click.Group):
                 return super().invoke(ctx)  # type: ignore[misc]
             if {"engine", "spark_master", "workers"} <= {p.name for p in self.params}:  # opt.engines(): its rules too
-                from evalpipe.cli.options import engine_rules
-
                 conflicts, requires = engine_rules()
                 check_rules(Rules(conflicts=conflicts, requires=requires))
             with progress.shown(ctx.command_path):  # a long run's progress on stderr, where a person watches
@@ -275,3 +273,11 @@ def check_rules(rules: Rules) -> None:
     for a, needs, why in rules.requires:
         if on(a) and not any(on(b) for b in needs):
             raise UsageError(f"{a} acts only with {' or '.join(map(str, needs))}: {why}")
+
+
+def engine_rules() -> tuple:
+    """``(conflicts, requires)`` of the engine options (:func:`evalpipe.cli.options.engines`), kept by every command
+    that has them."""
+    spark = Flag("--engine", ("spark",))
+    return ((Flag("--workers"), spark, "Spark sets its own parallelism (--spark-master local[N])"),), \
+        ((Flag("--spark-master"), (spark,), "the master is Spark's"),)

@@ -145,9 +145,8 @@ def confidence(over: str = "segments") -> Sequence[Decorator]:
 
 
 def engine_rules() -> tuple:
-    """The engine options' rules (:class:`evalpipe.cli.base.Rules` entries) for every command that has them."""
-    from evalpipe.cli.base import Flag
+    """The engine options' rules (:class:`evalpipe.cli.base.Rules` entries): :func:`evalpipe.cli.base.engine_rules`,
+    which every command that has these options keeps."""
+    from evalpipe.cli.base import engine_rules as rules
 
-    spark = Flag("--engine", ("spark",))
-    return ((Flag("--workers"), spark, "Spark sets its own parallelism (--spark-master local[N])"),), \
-        ((Flag("--spark-master"), (spark,), "the master is Spark's"),)
+    return rules()
