@@ -162,7 +162,14 @@ class Metric(ABC):
                                      f"string, got {type(stream[bad]).__name__}")
             if cache is not None:
                 cache[key] = (kinds, references)  # the streams are kept, so their ids are not reused
-        if not (kinds <= {str} and self.hypothesis_kind == "text") and not (
+        texts = None
+        if kinds == {SimulHypothesis} and self.hypothesis_kind == "text":  # their texts at once; a missing one named
+            texts = [h.text for h in hypotheses]
+            if None in texts:
+                texts = None
+        if texts is not None:
+            hypotheses = texts
+        elif not (kinds <= {str} and self.hypothesis_kind == "text") and not (
                 kinds <= {SimulHypothesis} and self.hypothesis_kind != "text"):
             hypotheses = [self.check_hypothesis(h, i) for i, h in enumerate(hypotheses)]
         if len(references) < self.min_references or len(references) > (self.max_references or len(references)):
