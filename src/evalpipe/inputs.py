@@ -81,7 +81,7 @@ class Input(ABC):
         return (cls if issubclass(cls, Pairs) else TextPairs)(hyps, streams)  # text files hold text
 
 
-def _bounds(n: int, parts: int) -> List[Tuple[int, int]]:
+def chunk_bounds(n: int, parts: int) -> List[Tuple[int, int]]:
     size = max(1, -(-n // max(1, parts)))
     return [(i, min(n, i + size)) for i in range(0, n, size)]
 
@@ -109,7 +109,7 @@ class Pairs(Input):
 
     def split(self, parts: int) -> List["Input"]:
         return [type(self)(self.hypotheses[a:b], [r[a:b] for r in self.references], self.name)
-                for a, b in _bounds(len(self), parts)]
+                for a, b in chunk_bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[list]:
         return metric.corpus_stats(self.hypotheses, self.references)
@@ -210,7 +210,7 @@ class TextFiles(Input):
             read_lines(self.hypothesis)  # raises: an empty file
         return [TextFiles(self.hypothesis, self.reference_paths, self.start + a, self.start + b,
                           [(int(s[self.start + a]), int(s[self.start + b])) for s in starts])
-                for a, b in _bounds(len(self), parts)]
+                for a, b in chunk_bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[list]:
         return self.read().rows(metric)
@@ -288,7 +288,7 @@ class Talks(Input):
         return 50 * sum(len(talk.references) for talk in self.talks)
 
     def split(self, parts: int) -> List["Input"]:
-        return [Talks(self.talks[a:b], self.name) for a, b in _bounds(len(self), parts)]
+        return [Talks(self.talks[a:b], self.name) for a, b in chunk_bounds(len(self), parts)]
 
     @staticmethod
     def talk_partial(metric: Any, talk: Talk) -> Partial:
@@ -337,7 +337,7 @@ class Items(Input):
         return len(self.items)
 
     def split(self, parts: int) -> List["Input"]:
-        return [Items(self.items[a:b]) for a, b in _bounds(len(self), parts)]
+        return [Items(self.items[a:b]) for a, b in chunk_bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[list]:
         return [list(metric.evaluate_item(item)) for item in self.items]

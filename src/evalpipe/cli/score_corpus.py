@@ -320,9 +320,9 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
                          "--segment-scores NAME=FILE or score them with -m comet")
     with make_engine(engine, workers, spark_master=spark_master) as runner:
         if instance_logs:
-            from evalpipe.simul.records import read_instances
+            from evalpipe.simul.instance_log import InstanceLog
 
-            systems = [System(p, [read_instances(p)]) for p in typed_order([(p, p) for p in instance_logs])]
+            systems = [System(p, [InstanceLog.open(p)]) for p in typed_order([(p, p) for p in instance_logs])]
             _check_units(systems, specs)
         else:
             # files are read where the work runs (streamed in blocks by one process, by byte range in a

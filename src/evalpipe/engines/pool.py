@@ -35,6 +35,19 @@ def _run(task: tuple) -> Any:
     return chunk_rows(job) if want_rows else chunk_partial(job)
 
 
+def _first_failure(futures: List[Any], failed: int) -> BaseException:
+    """The error of the first chunk, in input order, that failed: chunks finish in any order, and the error a user
+    sees (the first bad line of a file) must not depend on which worker was faster.  The chunks before
+    ``failed`` are waited for; the later ones are not needed."""
+    from concurrent.futures import wait
+
+    wait(futures[:failed])
+    for future in futures[:failed + 1]:
+        if not future.cancelled() and future.exception() is not None:
+            return future.exception()
+    return futures[failed].exception()
+
+
 class PoolEngine(Engine):
     """``workers`` processes; chunks of at most ``chunk_size`` segments (0: about 4 per worker).  A run whose
     jobs hold less than ``min_work`` work in all (:meth:`evalpipe.inputs.Input.work`) is computed in this
@@ -120,6 +133,8 @@ class PoolEngine(Engine):
             for future in as_completed(futures):
                 t = place[id(future)]
                 i = owner[t]
+                if future.exception() is not None:
+                    raise _first_failure(futures, t)
                 parts[i][t - first[i]] = future.result()
                 left[i] -= 1
                 if not left[i]:

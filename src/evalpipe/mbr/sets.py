@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Sequence
 
-from evalpipe.inputs import Input, _bounds
+from evalpipe.inputs import Input, chunk_bounds
 
 PAIRS_PER_WORK = 20  # about the cost of one text segment of BLEU + chrF (a pair of chrF takes ~1 us, a segment ~20 us)
 
@@ -47,7 +47,7 @@ class CandidateSets(Input):
             return None if seq is None else seq[a:b]
 
         return [CandidateSets(self.candidates[a:b], cut(self.pseudo_references, a, b), cut(self.weights, a, b),
-                              self.aggregate, self.ties) for a, b in _bounds(len(self), parts)]
+                              self.aggregate, self.ties) for a, b in chunk_bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[Any]:
         from evalpipe.mbr import segment_utilities

@@ -14,7 +14,7 @@ import io
 import json
 from contextlib import contextmanager
 from itertools import chain, repeat
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -113,16 +113,18 @@ def source_kind(records: Sequence[Any]) -> Optional[str]:
     """What the log's sources were, as SimulEval writes them into ``source``: ``"speech"`` when every record's is
     the list of a sound file's properties (a ``samplerate: ...`` line among them: delays in milliseconds),
     ``"text"`` when every record's is a string (delays in source words); None when records have none or mix them."""
-    kinds = set()
-    for record in records:
-        source = record.get("source") if isinstance(record, dict) else None
-        if isinstance(source, str):
-            kinds.add("text")
-        elif isinstance(source, list) and any(isinstance(x, str) and x.startswith("samplerate:") for x in source):
-            kinds.add("speech")
-        else:
-            return None
+    kinds = set(map(record_kind, records))
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def record_kind(record: Any) -> Optional[str]:
+    """:func:`source_kind` of one record."""
+    source = record.get("source") if isinstance(record, dict) else None
+    if isinstance(source, str):
+        return "text"
+    if isinstance(source, list) and any(isinstance(x, str) and x.startswith("samplerate:") for x in source):
+        return "speech"
+    return None
 
 
 def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: Sequence[int]) -> None:
@@ -166,19 +168,30 @@ def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulP
 
     ``fields`` maps evalpipe's keys (``delays``, ``elapsed``) to the ones the file uses (OmniSTEval's
     ``--emission_cu_key`` / ``--emission_ca_key``); a renamed field missing from a line is an error naming it."""
-    renamed = {ours: theirs for ours, theirs in (fields or {}).items() if theirs != ours}
     import contextlib
     import sys
 
     handle_of = contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open_binary(path)  # "-": stdin
-    with handle_of as handle, _gc_paused():
+    with handle_of as handle:
         raw = handle.read()
-        try:  # one decode of the whole log; a failure is located line by line
+    records, numbers = parse_records(raw, path, 1, fields)
+    if not records:
+        raise InputError(f"{path} holds no instances")
+    return records_input(records, path, numbers)
+
+
+def parse_records(raw: bytes, path: str, first_line: int = 1,
+                  fields: Optional[Dict[str, str]] = None) -> Tuple[List[Any], List[int]]:
+    """(the JSON value of every non-blank line of ``raw``, its line number), ``raw`` being a log's lines from line
+    ``first_line`` on; bad UTF-8 or JSON is an :class:`InputError` naming the file and line."""
+    renamed = {ours: theirs for ours, theirs in (fields or {}).items() if theirs != ours}
+    with _gc_paused():
+        try:  # one decode of the whole piece; a failure is located line by line
             lines = split_text(raw.decode("utf-8"))
         except UnicodeDecodeError:
-            lines = decode_block(io.BytesIO(raw).readlines(), path, 1)
-        kept = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
-        try:  # one parse of the whole log (faster than a parse a line); on any error line by line, to name it
+            lines = decode_block(io.BytesIO(raw).readlines(), path, first_line)
+        kept = [(n, line) for n, line in enumerate(lines, first_line) if line.strip()]
+        try:  # one parse of the whole piece (faster than a parse a line); on any error line by line, to name it
             records = json.loads("[" + ",".join([line for _, line in kept]) + "]")
         except json.JSONDecodeError:
             records = None
@@ -192,9 +205,7 @@ def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulP
         numbers = [n for n, _ in kept]
         if renamed:
             records = [_renamed(r, renamed, path, n) for r, n in zip(records, numbers)]
-    if not records:
-        raise InputError(f"{path} holds no instances")
-    return records_input(records, path, numbers)
+    return records, numbers
 
 
 def _renamed(record: Any, renamed: Dict[str, str], path: str, number: int) -> Any:

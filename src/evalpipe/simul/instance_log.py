@@ -1,0 +1,97 @@
+"""A SimulEval log (``instances.log``, JSON lines) as an input read where the work runs.
+
+This process reads the log's bytes once to find where each record's line starts (no JSON is parsed here but the
+first record's, which says whether the log carries references and what its sources were).  :meth:`InstanceLog.split`
+gives chunks that carry their byte range and the number of their first line, so a worker of a pool reads and
+parses its own records and nothing else -- as :class:`~evalpipe.inputs.TextFiles` does for text files -- and only
+the sums of statistics come back.  Every chunk checks its records as :func:`~evalpipe.simul.records.read_instances`
+checks a whole log (the errors name the file and the line), and that they are like the first record: all with a
+``reference`` or all without, the same kind of ``source``.  Where an engine computes in this process the log is
+read whole, as before.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+from evalpipe.corpus import open_binary
+from evalpipe.errors import InputError
+from evalpipe.inputs import Input, Segment, SimulPairs, chunk_bounds
+from evalpipe.simul.records import parse_records, record_kind, records_input
+
+
+class InstanceLog(Input):
+    """The records of ``path`` whose lines start at ``starts[i]`` (bytes; ``starts[-1]``: where the last one's
+    line ends), the first on line ``first_line``: build one with :meth:`open`."""
+
+    def __init__(self, path: str, starts: Sequence[int], first_line: int, has_reference: bool,
+                 kind: Optional[str], lines: Optional[Sequence[int]] = None) -> None:
+        self.path, self.name, self.starts, self.first_line = path, path, list(starts), first_line
+        self.has_reference, self.source_kind = has_reference, kind
+        self.lines = list(lines) if lines is not None else None  # each record's line number, in the whole log
+        self.nrefs = 1 if has_reference else 0
+
+    @classmethod
+    def open(cls, path: str) -> "InstanceLog":
+        """The whole log: its records' line starts found (blank lines are no records), its first record read."""
+        with open_binary(path) as handle:
+            raw = handle.read()
+        starts, lines, at = [], [], 0
+        end = 0
+        for number, line in enumerate(raw.split(b"\n"), 1):
+            if len(line) > 64 or line.decode("utf-8", "replace").strip():  # (a blank line is short)
+                starts.append(at)
+                lines.append(number)
+                end = at + len(line) + 1
+            at += len(line) + 1
+        if not starts:
+            raise InputError(f"{path} holds no instances")
+        line_end = raw.find(b"\n", starts[0])
+        first, _ = parse_records(raw[starts[0]:line_end if line_end >= 0 else len(raw)], path, lines[0])
+        record = first[0] if first else None
+        has_reference = isinstance(record, dict) and isinstance(record.get("reference"), str)
+        return cls(path, starts + [min(end, len(raw))], lines[0], has_reference, record_kind(record), lines)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "lines": None}  # a chunk travels with its byte range, not the log's line numbers
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def work(self) -> int:
+        """About one text segment of BLEU + chrF a record (parsing included): no delays travel to a worker."""
+        return len(self)
+
+    def split(self, parts: int) -> List["Input"]:
+        lines = self.lines
+        return [InstanceLog(self.path, self.starts[a:b + 1], lines[a] if lines else self.first_line,
+                            self.has_reference, self.source_kind, lines[a:b] if lines else None)
+                for a, b in chunk_bounds(len(self), parts)]
+
+    def read(self) -> SimulPairs:
+        """The records of this range as :class:`SimulPairs`, checked (see the module docstring)."""
+        with open_binary(self.path) as handle:
+            handle.seek(self.starts[0])
+            raw = handle.read(self.starts[-1] - self.starts[0])
+        records, numbers = parse_records(raw, self.path, self.first_line)
+        for record, number in zip(records, numbers):  # like the first record of the log
+            if isinstance(record, dict) and (isinstance(record.get("reference"), str) != self.has_reference):
+                raise InputError("expected a 'reference' string in every instance (or in none)", self.path, number)
+            if record_kind(record) != self.source_kind:
+                raise InputError(f"expected every instance's 'source' as the first's ({self.source_kind or 'none'}), "
+                                 f"got {record_kind(record) or 'none'}", self.path, number)
+        return records_input(records, self.path, numbers)
+
+    def rows(self, metric: Any) -> List[list]:
+        return self.read().rows(metric)
+
+    def partial(self, metric: Any) -> Any:
+        return self.read().partial(metric)
+
+    def segments(self) -> Iterator[Segment]:
+        return self.read().segments()
+
+    @classmethod
+    def from_segments(cls, segments: Sequence[Segment], nrefs: int) -> Input:
+        hyps = [h for h, _ in segments]
+        return SimulPairs(hyps, [[refs[k] for _, refs in segments] for k in range(nrefs)])
