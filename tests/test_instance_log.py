@@ -63,3 +63,29 @@ def test_a_record_unlike_the_first_is_refused_in_any_chunk(tmp_path, change, nee
     done = _score(_write(tmp_path / "mixed.jsonl", records), "--workers", "2")
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
     assert done.returncode == 1 and len(errors) == 1 and needle in errors[0] and "line 7001" in errors[0], done.stderr
+
+
+@pytest.mark.parametrize("layout", ["plain", "crlf", "no-final-newline", "blank-lines", "unicode-blank"])
+def test_the_records_a_pool_reads_are_the_logs(tmp_path, layout):
+    """Chunks of evalpipe.simul.instance_log cover exactly the records read_instances reads, whatever the line ends
+    and blank lines."""
+    from evalpipe.simul.instance_log import InstanceLog
+    from evalpipe.simul.records import read_instances
+
+    lines = [json.dumps(r, ensure_ascii=False) for r in _records(50)]
+    end = "\r\n" if layout == "crlf" else "\n"
+    if layout == "blank-lines":
+        lines = ["", " \t"] + lines[:20] + ["", "  "] + lines[20:] + [""]
+    if layout == "unicode-blank":
+        lines = lines[:10] + ["\u3000 \u00a0"] + lines[10:]
+    text = end.join(lines) + ("" if layout == "no-final-newline" else end)
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    whole = read_instances(str(path))
+    log = InstanceLog.open(str(path))
+    assert len(log) == len(whole) == 50
+    for parts in (1, 3, 7):
+        chunks = [c.read() for c in log.split(parts)]
+        assert [h for c in chunks for h in c.hypotheses] == list(whole.hypotheses)
+        assert [r for c in chunks for r in c.references[0]] == whole.references[0]
+        assert [n for c in chunks for n in c.lines] == whole.lines

@@ -36,21 +36,26 @@ class InstanceLog(Input):
         """The whole log: its records' line starts found (blank lines are no records), its first record read."""
         with open_binary(path) as handle:
             raw = handle.read()
-        starts, lines, at = [], [], 0
-        end = 0
-        for number, line in enumerate(raw.split(b"\n"), 1):
-            if len(line) > 64 or line.decode("utf-8", "replace").strip():  # (a blank line is short)
-                starts.append(at)
-                lines.append(number)
-                end = at + len(line) + 1
-            at += len(line) + 1
-        if not starts:
+        import numpy as np
+
+        ends = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
+        if not raw.endswith(b"\n"):
+            ends = np.append(ends, len(raw))  # a last line without its line end
+        begins = np.r_[0, ends[:-1] + 1]
+        short = np.flatnonzero(ends - begins <= 64)  # a blank line is short: only those are decoded to look
+        blank = [int(i) for i in short if not raw[begins[i]:ends[i]].decode("utf-8", "replace").strip()]
+        keep = np.ones(len(begins), dtype=bool)
+        keep[blank] = False
+        numbers = np.flatnonzero(keep)
+        if not len(numbers):
             raise InputError(f"{path} holds no instances")
+        starts, lines = begins[numbers].tolist(), (numbers + 1).tolist()
+        end = min(int(ends[numbers[-1]]) + 1, len(raw))
         line_end = raw.find(b"\n", starts[0])
         first, _ = parse_records(raw[starts[0]:line_end if line_end >= 0 else len(raw)], path, lines[0])
         record = first[0] if first else None
         has_reference = isinstance(record, dict) and isinstance(record.get("reference"), str)
-        return cls(path, starts + [min(end, len(raw))], lines[0], has_reference, record_kind(record), lines)
+        return cls(path, starts + [end], lines[0], has_reference, record_kind(record), lines)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "lines": None}  # a chunk travels with its byte range, not the log's line numbers
