@@ -9,11 +9,13 @@ the copies in tests/data without ../shared), as SimulEval log files:
   ``evalpipe score-corpus --instances -m bleu num_chunks rtf start_offset end_offset al`` (target >= 10x).
 
 Subprocesses run without PYTHONUNBUFFERED and PYTHONDONTWRITEBYTECODE (bench/common.py).  Every run is printed.
-``python bench/bench_shortform.py [SCALE] [RUNS]``.
+``python bench/bench_shortform.py [SCALE] [RUNS]``; ``EVALPIPE_BIN=/path/to/venv/bin/evalpipe`` measures another
+install of evalpipe (a plain ``pip install .``, as a new user has it) against the anchors of this environment.
 """
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -52,13 +54,14 @@ def main(scale: float = 1.0, runs: int = 3) -> None:
         (folder / "se" / "config.yaml").write_text("source_type: text\ntarget_type: text\n", encoding="utf-8")
         omni = [str(BIN / "omnisteval"), "shortform", "--hypothesis_file", str(log), "--ref_sentences_file", str(ref),
                 "--word_level", "--output_folder", str(folder / "omni")]
-        ours = [str(BIN / "evalpipe"), "simul", "score", str(log), "-r", str(ref), "-f", "tsv", "-w", "4"]
+        evalpipe = os.environ.get("EVALPIPE_BIN") or str(BIN / "evalpipe")
+        ours = [evalpipe, "simul", "score", str(log), "-r", str(ref), "-f", "tsv", "-w", "4"]
         simuleval = [str(BIN / "simuleval"), "--score-only", "--output", str(folder / "se"), "--quality-metrics",
                      "BLEU", "--latency-metrics", "NumChunks", "RTF", "StartOffset", "EndOffset", "AL"]
-        corpus = [str(BIN / "evalpipe"), "score-corpus", "-q", "--instances", str(log), "-m", "bleu", "num_chunks",
+        corpus = [evalpipe, "score-corpus", "-q", "--instances", str(log), "-m", "bleu", "num_chunks",
                   "rtf", "start_offset", "end_offset", "al", "-f", "json"]
         _timed(ours)  # byte-compiles evalpipe's modules once (pip did the anchors' at install)
-        print(f"{n:,} sentences, SimulEval logs (seconds, start-up included; every run)")
+        print(f"{n:,} sentences, SimulEval logs (seconds, start-up included; every run); evalpipe: {evalpipe}")
         for run in range(1, runs + 1):
             t_omni, _ = _timed(omni)
             t_ours, done = _timed(ours)

@@ -79,13 +79,14 @@ class InstanceLog(Input):
             handle.seek(self.starts[0])
             raw = handle.read(self.starts[-1] - self.starts[0])
         records, numbers = parse_records(raw, self.path, self.first_line)
-        for record, number in zip(records, numbers):  # like the first record of the log
-            if isinstance(record, dict) and (isinstance(record.get("reference"), str) != self.has_reference):
-                raise InputError("expected a 'reference' string in every instance (or in none)", self.path, number)
-            if record_kind(record) != self.source_kind:
-                raise InputError(f"expected every instance's 'source' as the first's ({self.source_kind or 'none'}), "
-                                 f"got {record_kind(record) or 'none'}", self.path, number)
-        return records_input(records, self.path, numbers)
+        pairs = records_input(records, self.path, numbers)  # (all with a reference or all without, checked there)
+        if bool(pairs.references) != self.has_reference:  # unlike the first record of the log: this chunk's first
+            raise InputError("expected a 'reference' string in every instance (or in none)", self.path, numbers[0])
+        if pairs.source_kind != self.source_kind:  # (None where its records mix kinds: the first unlike the log's)
+            number = next(n for r, n in zip(records, numbers) if record_kind(r) != self.source_kind)
+            raise InputError(f"expected every instance's 'source' as the first's ({self.source_kind or 'none'}), "
+                             f"got {record_kind(records[numbers.index(number)]) or 'none'}", self.path, number)
+        return pairs
 
     def rows(self, metric: Any) -> List[list]:
         return self.read().rows(metric)

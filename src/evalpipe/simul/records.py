@@ -119,8 +119,10 @@ def source_kind(records: Sequence[Any]) -> Optional[str]:
 
 def record_kind(record: Any) -> Optional[str]:
     """:func:`source_kind` of one record."""
-    source = record.get("source") if isinstance(record, dict) else None
-    if isinstance(source, str):
+    source = record.get("source") if type(record) is dict else None
+    if source is None:
+        return None
+    if type(source) is str:
         return "text"
     if isinstance(source, list) and any(isinstance(x, str) and x.startswith("samplerate:") for x in source):
         return "speech"
