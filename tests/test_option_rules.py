@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalpipe.cli import main
-from evalpipe.cli.base import Flag
+from evalpipe.cli.base import Flag, engine_rules
 from evalpipe.cli.score_corpus import RULES as SCORE_CORPUS
 from evalpipe.cli.meta_eval import RULES as META_EVAL
 from evalpipe.cli.stream import SCORE_RULES as STREAM_SCORE
@@ -41,11 +41,22 @@ def words(command: str, flag: Flag, tmp: str) -> List[str]:
     return [flag.flag, value]
 
 
+def _has_engine_options(command: str) -> bool:
+    cmd = main
+    for part in command.split():
+        cmd = cmd.get_command(click.Context(cmd), part)
+    return {"engine", "workers", "spark_master"} <= {p.name for p in cmd.params}
+
+
 def cases():
     for command, rules in TABLES.items():
-        for a, b, _ in rules.conflicts:
+        conflicts, requires = list(rules.conflicts), list(rules.requires)
+        if _has_engine_options(command):  # kept by the command class for every command that has them
+            conflicts += engine_rules()[0]
+            requires += engine_rules()[1]
+        for a, b, _ in conflicts:
             yield pytest.param(command, [a, b], [str(a), str(b)], id=f"{command}: {a} + {b}")
-        for a, needs, _ in rules.requires:
+        for a, needs, _ in requires:
             yield pytest.param(command, [a], [str(a), "acts only with"], id=f"{command}: {a} alone")
 
 

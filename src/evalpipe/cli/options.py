@@ -142,11 +142,3 @@ def confidence(over: str = "segments") -> Sequence[Decorator]:
         click.option("--confidence-n", type=click.IntRange(min=2), default=1000, show_default=True,
                      help="bootstrap resamples for --confidence"),
     ]
-
-
-def engine_rules() -> tuple:
-    """The engine options' rules (:class:`evalpipe.cli.base.Rules` entries): :func:`evalpipe.cli.base.engine_rules`,
-    which every command that has these options keeps."""
-    from evalpipe.cli.base import engine_rules as rules
-
-    return rules()

@@ -153,7 +153,6 @@ def _rules() -> Rules:
     no_stats = "statistical tests are unavailable in sentence-level mode (as in sacrebleu)"
     shown = (F("--paired-bs"), F("--paired-ar"), F("--paired-ttest"), F("--all-pairs"), F("--confidence"))
     machine = F("-f", ("json", "tsv"))
-    engine_conflicts, engine_requires = opt.engine_rules()
     return Rules(
         conflicts=(*((sentence, t, no_stats) for t in tests),
                    (sentence, F("-f", ("table", "text")), "sentence scores are TSV (the default) or JSON lines (-f json)"),
@@ -165,13 +164,11 @@ def _rules() -> Rules:
                    (F("-b"), machine, "-b shortens the table; json and tsv always carry the scores"),
                    *((F("-b"), t, "-b prints the scores alone, so the test's results would not be shown")
                      for t in shown),
-                   (F("-w"), machine, "json and tsv carry every digit"),
-                   *engine_conflicts),
+                   (F("-w"), machine, "json and tsv carry every digit")),
         requires=((F("--paired-n"), (F("--paired-bs"), F("--paired-ar")), "it is the number of the paired test's trials"),
                   (F("--confidence-n"), (F("--confidence"), F("--report"), F("--plot")),
                    "it is the number of bootstrap resamples of the intervals"),
-                  (F("--seed"), tests[:2] + tests[2:4] + tests[5:], "it seeds resampling, and nothing is resampled"),
-                  *engine_requires))
+                  (F("--seed"), tests[:2] + tests[2:4] + tests[5:], "it seeds resampling, and nothing is resampled")))
 
 
 RULES = _rules()

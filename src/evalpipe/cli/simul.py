@@ -187,9 +187,7 @@ def _score_rules() -> "Rules":
                             (no_latency, no_quality, "nothing would be computed"),
                             (F("--emission-ca-key"), no_latency, "it names the computation-aware times"),
                             (F("--emission-cu-key"), no_latency, "it names the delays"),
-                            (F("--fix-simuleval-emission-ca"), no_latency, "it concerns the computation-aware times"),
-                            *opt.engine_rules()[0]),
-                 requires=tuple(opt.engine_rules()[1]))
+                            (F("--fix-simuleval-emission-ca"), no_latency, "it concerns the computation-aware times")))
 
 
 SCORE_RULES = _score_rules()

@@ -65,17 +65,15 @@ ALIASES = {"--reference": "--ref"}
 def _score_rules() -> Rules:
     """stream score's options that cannot act together, and those that act only beside another."""
     F = Flag
-    jsonl, engine_requires = F("--hypothesis-format", ("jsonl",)), opt.engine_rules()[1]
+    jsonl = F("--hypothesis-format", ("jsonl",))
     return Rules(
         conflicts=((F("-w"), F("-f", ("json",)), "json carries every digit"),
                    (F("--lang"), F("--resegmenter", ("mweralign",)), "--lang is OmniSTEval's Moses tokenization"),
-                   (F("--eval-config"), F("--hypothesis-format", ("jsonl", "text")), "it configures simulstream logs"),
-                   *opt.engine_rules()[0]),
+                   (F("--eval-config"), F("--hypothesis-format", ("jsonl", "text")), "it configures simulstream logs")),
         requires=(*((F(flag), (jsonl,), "it reads SimulEval JSONL") for flag in
                     ("--emission-cu-key", "--emission-ca-key", "--fix-simuleval-emission-ca")),
                   (F("--confidence-n"), (F("--confidence"),), "it is the number of bootstrap resamples"),
-                  (F("--seed"), (F("--confidence"), F("--paired-bs")), "it seeds resampling, and nothing is resampled"),
-                  *engine_requires))
+                  (F("--seed"), (F("--confidence"), F("--paired-bs")), "it seeds resampling, and nothing is resampled")))
 
 
 SCORE_RULES = _score_rules()
