@@ -26,8 +26,8 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
-from evalpipe.evaluators.kernels.bleu_score import bleu_score
 from evalpipe.evaluators.kernels import ngram_line, tokenize_13a
+from evalpipe.evaluators.kernels.bleu_score import SMOOTH_DEFAULTS, bleu_score
 from evalpipe.evaluators.kernels.ngram_line import clipped_matches, max_merge, ngram_table
 from evalpipe.evaluators.kernels.tokenize_13a import tokens_13a, tokens_13a_flat
 from evalpipe.errors import OptionError
@@ -238,8 +238,7 @@ class BLEU(Metric):
         import numpy as np
 
         o = self.options
-        value = o["smooth_value"] if o["smooth_value"] is not None else {"floor": 0.1, "add-k": 1}.get(
-            o["smooth_method"], 0.0)
+        value = o["smooth_value"] if o["smooth_value"] is not None else SMOOTH_DEFAULTS[o["smooth_method"]] or 0.0
         rows = np.asarray(rows)
         if rows.dtype.kind == "f" and not (rows == np.round(rows)).all():  # aggregated: mean counts and length
             return np.array([pairwise_ngrams.bleu_of_floats(r, self._order, o["smooth_method"], value,

@@ -14,7 +14,10 @@ installed sacrebleu's by the same test module.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, List, Optional, Sequence
+
+from evalpipe.evaluators.kernels.bleu_score import LOG_ZERO, SMOOTH_DEFAULTS  # noqa: F401 (sacrebleu's, for the vectorized scores)
 
 TESTED_VERSIONS = ("2.6",)
 
@@ -43,7 +46,6 @@ PRIVATE_SYMBOLS = (
 BLEU_TOKENIZERS = ("none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200",
                    "spBLEU-1K")
 BLEU_SMOOTHING = ("none", "floor", "add-k", "exp")
-LOG_ZERO = -9999999999.0  # sacrebleu.utils.my_log(0), mirrored by the vectorized scores
 
 
 def metric(name: str, **options: Any) -> Any:
@@ -142,8 +144,6 @@ def bleu_13a_signature(nrefs: Optional[int], lowercase: bool, effective_order: b
     """:func:`signature` of sacrebleu's BLEU with the 13a tokenizer, composed as sacrebleu's ``BLEUSignature``
     composes it (fields in its order, the smoothing value in brackets for floor and add-k), without importing
     sacrebleu: scoring 13a BLEU needs nothing else from it."""
-    from evalpipe.evaluators.kernels.bleu_score import SMOOTH_DEFAULTS
-
     refs = "?" if nrefs is None else "var" if nrefs == -1 else nrefs
     smooth = smooth_method
     if SMOOTH_DEFAULTS[smooth_method] is not None:
@@ -152,6 +152,7 @@ def bleu_13a_signature(nrefs: Optional[int], lowercase: bool, effective_order: b
             f"tok:13a|smooth:{smooth}|version:{installed_version()}")
 
 
+@functools.lru_cache(maxsize=None)
 def installed_version() -> str:
     """The installed sacrebleu's ``__version__``, read from its ``version.py`` (the file setuptools-scm writes)
     without importing the package (importing it costs 70-250 ms); imported when the file says otherwise."""
@@ -170,4 +171,3 @@ def installed_version() -> str:
     import sacrebleu
 
     return sacrebleu.__version__
-

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalpipe.evaluators.sacrebleu_api import LOG_ZERO as _LOG_ZERO
+from evalpipe.evaluators.sacrebleu_api import LOG_ZERO as _LOG_ZERO, SMOOTH_DEFAULTS
 
 
 def _log(x: np.ndarray) -> np.ndarray:
@@ -23,8 +23,7 @@ def bleu_scores(sums: np.ndarray, max_order: int, smooth_method: str, smooth_val
     sys_len, ref_len = sums[:, 0], sums[:, 1]
     correct = sums[:, 2:2 + max_order].copy()
     total = sums[:, 2 + max_order:2 + 2 * max_order].copy()
-    defaults = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
-    value = defaults[smooth_method] if smooth_value is None else smooth_value
+    value = SMOOTH_DEFAULTS[smooth_method] if smooth_value is None else smooth_value
     with np.errstate(divide="ignore", invalid="ignore"):
         bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1)), 0.0), 1.0)
     nothing = ~(correct != 0).any(axis=1)

@@ -26,8 +26,8 @@ from typing import List, Sequence
 
 import numpy as np
 
-from evalpipe.evaluators.kernels.bleu_score import bleu_score
 from evalpipe.evaluators.kernels import compiled
+from evalpipe.evaluators.kernels.bleu_score import bleu_score
 
 
 def _arrays(units, starts, hyps, refs):
@@ -124,4 +124,3 @@ def bleu(rows: np.ndarray, order: int, smooth_method: str, smooth_value: float, 
 def bleu_of_floats(row: Sequence[float], order: int, smooth_method: str, value: float, effective_order: bool) -> float:
     """:func:`bleu` of one row whose counts and lengths may be fractional (reference aggregation)."""
     return bleu_score([float(v) for v in row], order, smooth_method, value, effective_order)
-

@@ -8,11 +8,11 @@ from typing import Any, Dict, Optional, Tuple
 
 import click
 
+from evalpipe import progress
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command, comma_list, given_flags
 from evalpipe.cli.meta_options import MODE, root_option
 from evalpipe.corpus import read_lines, write_atomically
-from evalpipe import progress
 from evalpipe.errors import InputError, UsageError
 
 
