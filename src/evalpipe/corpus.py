@@ -85,10 +85,16 @@ def read_span(path: str, begin: int, end: int, first: int) -> List[str]:
     with open_binary(path) as handle:
         handle.seek(begin)
         data = handle.read(end - begin)
+    return decode_lines(data, path, first)
+
+
+def decode_lines(data: bytes, name: str, first: int = 1) -> List[str]:
+    """The lines of ``data`` (line ``first`` of ``name`` on) as :func:`read_lines` decodes them: in one decode, a
+    failure located line by line."""
     try:
         return split_text(data.decode("utf-8"))
     except UnicodeDecodeError:
-        return decode_block(io.BytesIO(data).readlines(), path, first)
+        return decode_block(io.BytesIO(data).readlines(), name, first)
 
 
 def count_lines(path: str) -> int:

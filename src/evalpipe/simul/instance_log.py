@@ -11,10 +11,9 @@ read whole, as before.
 """
 from __future__ import annotations
 
-import json
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Optional, Sequence
 
-from evalpipe.corpus import open_binary
+from evalpipe.corpus import decode_lines, open_binary, read_span
 from evalpipe.errors import InputError
 from evalpipe.inputs import Input, Segment, SimulPairs, chunk_bounds
 from evalpipe.simul.records import parse_records, record_kind, records_input
@@ -52,7 +51,8 @@ class InstanceLog(Input):
         starts, lines = begins[numbers].tolist(), (numbers + 1).tolist()
         end = min(int(ends[numbers[-1]]) + 1, len(raw))
         line_end = raw.find(b"\n", starts[0])
-        first, _ = parse_records(raw[starts[0]:line_end if line_end >= 0 else len(raw)], path, lines[0])
+        first, _ = parse_records(decode_lines(raw[starts[0]:line_end if line_end >= 0 else len(raw)], path, lines[0]),
+                                 path, lines[0])
         record = first[0] if first else None
         has_reference = isinstance(record, dict) and isinstance(record.get("reference"), str)
         return cls(path, starts + [end], lines[0], has_reference, record_kind(record), lines)
@@ -75,17 +75,15 @@ class InstanceLog(Input):
 
     def read(self) -> SimulPairs:
         """The records of this range as :class:`SimulPairs`, checked (see the module docstring)."""
-        with open_binary(self.path) as handle:
-            handle.seek(self.starts[0])
-            raw = handle.read(self.starts[-1] - self.starts[0])
-        records, numbers = parse_records(raw, self.path, self.first_line)
+        lines = read_span(self.path, self.starts[0], self.starts[-1], self.first_line)
+        records, numbers = parse_records(lines, self.path, self.first_line)
         pairs = records_input(records, self.path, numbers)  # (all with a reference or all without, checked there)
         if bool(pairs.references) != self.has_reference:  # unlike the first record of the log: this chunk's first
             raise InputError("expected a 'reference' string in every instance (or in none)", self.path, numbers[0])
         if pairs.source_kind != self.source_kind:  # (None where its records mix kinds: the first unlike the log's)
-            number = next(n for r, n in zip(records, numbers) if record_kind(r) != self.source_kind)
+            kind, number = next((k, n) for k, n in zip(map(record_kind, records), numbers) if k != self.source_kind)
             raise InputError(f"expected every instance's 'source' as the first's ({self.source_kind or 'none'}), "
-                             f"got {record_kind(records[numbers.index(number)]) or 'none'}", self.path, number)
+                             f"got {kind or 'none'}", self.path, number)
         return pairs
 
     def rows(self, metric: Any) -> List[list]:

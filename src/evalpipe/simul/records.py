@@ -10,7 +10,6 @@ reference).  Errors name the file, the line and what was expected.
 from __future__ import annotations
 
 import gc
-import io
 import json
 from contextlib import contextmanager
 from itertools import chain, repeat
@@ -18,7 +17,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from evalpipe.corpus import split_text, decode_block, open_binary
+from evalpipe.corpus import decode_lines, open_binary
 from evalpipe.errors import InputError
 from evalpipe.inputs import SimulPairs
 from evalpipe.sufficient_stats.segments import SimulHypothesis
@@ -176,22 +175,18 @@ def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulP
     handle_of = contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open_binary(path)  # "-": stdin
     with handle_of as handle:
         raw = handle.read()
-    records, numbers = parse_records(raw, path, 1, fields)
+    records, numbers = parse_records(decode_lines(raw, path), path, 1, fields)
     if not records:
         raise InputError(f"{path} holds no instances")
     return records_input(records, path, numbers)
 
 
-def parse_records(raw: bytes, path: str, first_line: int = 1,
+def parse_records(lines: Sequence[str], path: str, first_line: int = 1,
                   fields: Optional[Dict[str, str]] = None) -> Tuple[List[Any], List[int]]:
-    """(the JSON value of every non-blank line of ``raw``, its line number), ``raw`` being a log's lines from line
-    ``first_line`` on; bad UTF-8 or JSON is an :class:`InputError` naming the file and line."""
+    """(the JSON value of every non-blank line of ``lines``, its line number), ``lines`` being a log's lines from
+    line ``first_line`` on; bad JSON is an :class:`InputError` naming the file and line."""
     renamed = {ours: theirs for ours, theirs in (fields or {}).items() if theirs != ours}
     with _gc_paused():
-        try:  # one decode of the whole piece; a failure is located line by line
-            lines = split_text(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            lines = decode_block(io.BytesIO(raw).readlines(), path, first_line)
         kept = [(n, line) for n, line in enumerate(lines, first_line) if line.strip()]
         try:  # one parse of the whole piece (faster than a parse a line); on any error line by line, to name it
             records = json.loads("[" + ",".join([line for _, line in kept]) + "]")
