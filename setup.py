@@ -8,7 +8,8 @@
 * ``evalpipe.evaluators.kernels._tercom`` is Tercom's edit count (TER) on word ids;
 * ``evalpipe.evaluators.kernels._pairwise_ngrams`` counts the matches of every MBR candidate against every
   pseudo-reference of its segment (or their mean counts);
-* ``evalpipe.evaluators.kernels._edit_distance`` is the Levenshtein distance of word-id sequences (WER).
+* ``evalpipe.evaluators.kernels._edit_distance`` is the Levenshtein distance of word-id sequences (WER);
+* ``evalpipe.simul._log_columns`` reads the fields of a SimulEval log's records from its bytes.
 
 They are built when a C compiler and the Python headers are there; ``optional=True`` lets the install
 go on without them, and evalpipe then uses the Python references for the same output.
@@ -19,4 +20,5 @@ KERNELS = ("ngram_matches", "tokenize_13a", "text_units", "tercom", "pairwise_ng
 
 setup(ext_modules=[Extension(f"evalpipe.evaluators.kernels._{name}", [f"evaluators/kernels/{name}.c"], optional=True,
                              depends=["evaluators/kernels/int64_buffer.h"])  # (the sdist carries what is listed)
-                   for name in KERNELS])
+                   for name in KERNELS]
+      + [Extension("evalpipe.simul._log_columns", ["src/evalpipe/simul/log_columns.c"], optional=True)])

@@ -2,7 +2,7 @@
 
 Their output is tested against the Python and numpy paths (which stay the reference) in
 test_tokenize_13a.py, test_batch_stats.py, test_bleu_line.py, test_text_units.py and
-test_chrf_words.py, test_ter_kernel.py; this file checks that those tests
+test_chrf_words.py, test_ter_kernel.py, test_log_columns.py; this file checks that those tests
 ran on a build that has them, so a broken build cannot pass unnoticed as "skipped".
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ import sysconfig
 import pytest
 
 from evalpipe.evaluators.kernels import ngram_line, ngram_matches, tercom as ter_kernel, text_units, tokenize_13a
+from evalpipe.simul import log_columns
 
 
 def compiler() -> bool:
@@ -24,6 +25,7 @@ def compiler() -> bool:
 def test_the_c_kernels_were_built_at_install():
     assert tokenize_13a.NATIVE and ngram_matches.AVAILABLE and ngram_line.AVAILABLE and text_units.AVAILABLE
     assert ter_kernel.NATIVE and ter_kernel.edits is ter_kernel.native_edits
+    assert log_columns.AVAILABLE  # (the SimulEval log reader, outside the kernel room)
 
 
 @pytest.mark.skipif(not ngram_matches.AVAILABLE or not tokenize_13a.NATIVE, reason="C kernels not built")

@@ -17,23 +17,19 @@ edit distance      ``edit_distance.c``   :mod:`.edit_distance` (WER's edit count
 (:mod:`.flat_lines` is the block layout the tokenizers share.)  One switch picks the implementation:
 :func:`compiled` gives a kernel's extension module, or None when it was not built or the environment
 variable ``EVALPIPE_IMPLEMENTATION`` is ``python`` (every kernel then runs its reference, the output is
-identical).  Kernels import nothing of evalpipe but :mod:`evalpipe.errors` (``setup.cfg``'s import
-contracts); the metric plugins in :mod:`evalpipe.evaluators` import them.
+identical).  Kernels import nothing of evalpipe but :mod:`evalpipe.errors` and :mod:`evalpipe.native`
+(``setup.cfg``'s import contracts); the metric plugins in :mod:`evalpipe.evaluators` import them.  (A SimulEval
+log's records are read by a C extension too, outside this room: :mod:`evalpipe.simul.log_columns`.)
 """
 from __future__ import annotations
 
-import importlib
-import os
 from types import ModuleType
 from typing import Optional
+
+from evalpipe.native import extension
 
 
 def compiled(name: str) -> Optional[ModuleType]:
     """The C extension ``_<name>`` of this package, or None when it was not built (no compiler at install)
-    or ``EVALPIPE_IMPLEMENTATION=python`` asks for the Python references."""
-    if os.environ.get("EVALPIPE_IMPLEMENTATION", "").lower() == "python":
-        return None
-    try:
-        return importlib.import_module(f"{__name__}._{name}")
-    except ImportError:  # pragma: no cover - exercised when no C compiler was there at install
-        return None
+    or ``EVALPIPE_IMPLEMENTATION=python`` asks for the Python references (:mod:`evalpipe.native`)."""
+    return extension(f"{__name__}._{name}")

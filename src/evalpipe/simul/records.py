@@ -20,6 +20,7 @@ import numpy as np
 from evalpipe.corpus import decode_lines, open_binary
 from evalpipe.errors import InputError
 from evalpipe.inputs import SimulPairs
+from evalpipe.simul.log_columns import columns
 from evalpipe.sufficient_stats.segments import SimulHypothesis
 
 
@@ -96,15 +97,36 @@ def records_input(records: Sequence[Dict[str, Any]], source: Optional[str] = Non
     with _gc_paused():
         hyps = _hypotheses(records) or [record_hypothesis(r, source, n) for r, n in zip(records, lines)]
     check_delays(hyps, source, lines)
-    refs = [r.get("reference") for r in records]
+    return _pairs(hyps, [r.get("reference") for r in records], lines, [r.get("index") for r in records],
+                  source_kind(records), source)
+
+
+def bytes_input(data: bytes, source: str, first_line: int = 1) -> Optional[SimulPairs]:
+    """The records of ``data`` (whole lines of a log, from line ``first_line``) as :func:`records_input` makes
+    them, read by :func:`~evalpipe.simul.log_columns.columns`; None where that reader does not take the bytes
+    (the caller then parses them with :func:`parse_records`, which names what is wrong)."""
+    with _gc_paused():
+        found = columns(data, first_line)
+    if found is None or not found.lines:
+        return None
+    hyps = list(map(SimulHypothesis._make, zip(found.delays, found.source_lengths, found.elapsed, found.predictions,
+                                               found.server_delays, repeat(None))))
+    check_delays(hyps, source, found.lines, checked=found.checked)
+    kinds = set(found.kinds)
+    return _pairs(hyps, found.references, found.lines, found.indices, kinds.pop() if len(kinds) == 1 else None,
+                  source)
+
+
+def _pairs(hyps: List[SimulHypothesis], refs: Sequence[Any], lines: Sequence[int], indices: Sequence[Any],
+           kind: Optional[str], source: Optional[str]) -> SimulPairs:
     present = [isinstance(r, str) for r in refs]
     if any(present) and not all(present):
         n = lines[present.index(False)]
         raise InputError("expected a 'reference' string in every instance (or in none)", source, n)
-    pairs = SimulPairs(hyps, [refs] if all(present) and refs else [], source or "")
+    pairs = SimulPairs(hyps, [list(refs)] if all(present) and refs else [], source or "")
     pairs.lines = list(lines)  # the line of each instance in its file
-    pairs.indices = [r.get("index") for r in records]  # SimulEval's instance index, where the log has one
-    pairs.source_kind = source_kind(records)
+    pairs.indices = list(indices)  # SimulEval's instance index, where the log has one
+    pairs.source_kind = kind
     return pairs
 
 
@@ -128,10 +150,12 @@ def record_kind(record: Any) -> Optional[str]:
     return None
 
 
-def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: Sequence[int]) -> None:
+def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: Sequence[int],
+                 checked: bool = False) -> None:
     """Delays that can come from a simultaneous run: finite and non-decreasing, with a source length of 0 or more;
     the first that is not is an error naming the file, line and field.  Delays past the source length are
-    kept: logs cut from a stream carry them (the shared wait-k logs do), and each metric has its rule for them."""
+    kept: logs cut from a stream carry them (the shared wait-k logs do), and each metric has its rule for them.
+    ``checked``: the reader found the delays and source lengths so already (only the word counts are left)."""
     if not hyps:
         return
     for i, h in enumerate(hyps):  # a word emitted without a delay: its latency is unknown (speech output aside)
@@ -139,6 +163,8 @@ def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: 
                 and len(h.delays) < len(h.text.split()):
             raise InputError(f"expected a delay for each word of the prediction ({len(h.text.split())} words), got "
                              f"{len(h.delays)} delays in field 'delays'", source, lines[i] if i < len(lines) else None)
+    if checked:
+        return
     lengths = np.fromiter((len(h.delays) for h in hyps), dtype=np.int64, count=len(hyps))
     src = np.fromiter((h.source_length for h in hyps), dtype=np.float64, count=len(hyps))
     flat = np.fromiter(chain.from_iterable(h.delays for h in hyps), dtype=np.float64, count=int(lengths.sum()))
@@ -175,6 +201,9 @@ def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulP
     handle_of = contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open_binary(path)  # "-": stdin
     with handle_of as handle:
         raw = handle.read()
+    pairs = None if any(theirs != ours for ours, theirs in (fields or {}).items()) else bytes_input(raw, path)
+    if pairs is not None:
+        return pairs
     records, numbers = parse_records(decode_lines(raw, path), path, 1, fields)
     if not records:
         raise InputError(f"{path} holds no instances")
@@ -190,7 +219,7 @@ def parse_records(lines: Sequence[str], path: str, first_line: int = 1,
         kept = [(n, line) for n, line in enumerate(lines, first_line) if line.strip()]
         try:  # one parse of the whole piece (faster than a parse a line); on any error line by line, to name it
             records = json.loads("[" + ",".join([line for _, line in kept]) + "]")
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             records = None
         if records is None or len(records) != len(kept):
             records = []
@@ -199,6 +228,9 @@ def parse_records(lines: Sequence[str], path: str, first_line: int = 1,
                     records.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise InputError(f"expected a JSON object, {exc}", path, number) from None
+                except RecursionError:
+                    raise InputError("expected a JSON object, got values nested deeper than Python's json reads",
+                                     path, number) from None
         numbers = [n for n, _ in kept]
         if renamed:
             records = [_renamed(r, renamed, path, n) for r, n in zip(records, numbers)]
