@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 import os
 from contextlib import suppress
-import tempfile
 from itertools import islice
 from typing import IO, Any, BinaryIO, Iterable, Iterator, List, Sequence, Tuple, Union
 
@@ -173,6 +172,8 @@ def write_atomically(path: str, text: Union[str, bytes], mode: int = 0o644) -> N
     if os.path.isdir(path):
         raise InputError("cannot write a file here: it is a folder", path)
     try:
+        import tempfile  # (imported when a file is written: reading never needs it)
+
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror or exc}", path) from None
