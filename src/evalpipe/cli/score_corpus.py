@@ -22,7 +22,7 @@ from evalpipe.corpus import check_same_length, read_lines, read_stream, write_at
 from evalpipe.engines import make_engine
 from evalpipe.errors import InputError, UsageError
 from evalpipe.inputs import TextFiles, TextPairs
-from evalpipe.registry import metric_specs, parse_key_values, parse_named_files
+from evalpipe.registry import MetricSpec, metric_specs, parse_key_values, parse_named_files
 from evalpipe.scoring import System, score_systems, sentence_scores
 from evalpipe.scoring.results import sentences_json, sentences_tsv, to_json, to_table, to_tsv
 
@@ -301,6 +301,9 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
     specs = metric_specs(names, settings) if names else []
     from evalpipe.scoring.neural import reads_source
 
+    if not refs and not instance_logs:  # a model that scores with or without a reference (MetricX): without one
+        specs = [MetricSpec.of(s.name, {**dict(s.options), "qe": True}) if reads_source(s)
+                 and getattr(s.build(), "reference_optional", False) and s.build().uses_reference else s for s in specs]
     models = [spec for spec in specs if reads_source(spec)]
     without_refs = bool(specs) and all(s in models and not s.build().uses_reference for s in specs)
     if names and not refs and not instance_logs and not (without_refs and (system_files or named_systems)):
@@ -309,7 +312,7 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
     if refs and without_refs:
         raise UsageError(f"-r: {', '.join(s.name for s in specs)} score without references; give no -r")
     if source_file and not models:
-        raise UsageError("--source is read by metrics that run a model on the source (-m comet, -m cometkiwi)")
+        raise UsageError("--source is read by metrics that run a model on the source (-m comet, -m cometkiwi, -m metricx)")
     if models and instance_logs:
         raise UsageError(f"-m {models[0].name} scores text files against --source, not SimulEval logs")
     if paired_ttest and not scores_given and not models:

@@ -51,10 +51,11 @@ def attach_model_scores(systems: Sequence[Any], specs: Sequence[Any], sources: O
         refs = None
         if metric.uses_reference:
             if len(texts[0].references) != 1:
-                raise UsageError(f"-m {spec.name}: a COMET model reads one reference; give one -r "
+                raise UsageError(f"-m {spec.name}: the model reads one reference; give one -r "
                                  f"(got {len(texts[0].references)})")
             refs = texts[0].references[0]
         scores: List[List[float]] = [[] for _ in systems]
+        cut = [0] * len(systems)  # inputs the model cut at its length limit, per system (metrics that say so)
         start, spent = time.perf_counter(), dict(metric.model.timings)
         for lo in range(0, n, CHUNK):
             hi = min(n, lo + CHUNK)
@@ -62,14 +63,21 @@ def attach_model_scores(systems: Sequence[Any], specs: Sequence[Any], sources: O
             rows_ref = None if refs is None else refs[lo:hi] * len(systems)
             rows_hyp = [h for data in texts for h in data.hypotheses[lo:hi]]
             got = metric.score_rows(rows_src, rows_hyp, rows_ref).tolist()
+            flags = getattr(metric, "last_cut", None) or []
             for k in range(len(systems)):
                 scores[k] += got[k * (hi - lo):(k + 1) * (hi - lo)]
+                cut[k] += sum(flags[k * (hi - lo):(k + 1) * (hi - lo)])
         took = time.perf_counter() - start
         parts = {k: v - spent[k] for k, v in metric.model.timings.items()}
         log.debug("%s: %d rows in %.2f s: tokenization %.2f s, encoder %.2f s, estimator %.2f s, the rest %.2f s",
                   spec.name, n * len(systems), took, parts["tokenize"], parts["encode"], parts["estimate"],
                   took - sum(parts.values()))
-        for system, values in zip(systems, scores):
+        for system, values, count in zip(systems, scores, cut):
             system.scores[spec.name] = ScorePairs(values, [], system.name)
-        out.append(ScoresSpec.of(spec.name, {"direction": "higher"}, origin=metric.signature(1 if refs else 0)))
+            if count:
+                system.notes[spec.name] = (f"{count} of {n} segments cut at the model's {metric.max_length}-token "
+                                           f"input limit")
+                log.warning("%s on %s: %s", spec.name, system.name, system.notes[spec.name])
+        direction = "higher" if metric.higher_is_better else "lower"  # (MetricX: lower is better)
+        out.append(ScoresSpec.of(spec.name, {"direction": direction}, origin=metric.signature(1 if refs else 0)))
     return out

@@ -37,6 +37,8 @@ class System:
     name: str
     runs: List[Input]
     scores: Dict[str, Input] = field(default_factory=dict)
+    #: what a user must know about a metric's scores of this system (a model that cut inputs), by metric name
+    notes: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -189,7 +191,8 @@ def score_systems(systems: Sequence[System], specs: Sequence[Any], confidence: i
                             signature=extend_signature(metric.signature(nrefs.pop() if len(nrefs) == 1 else -1),
                                                        **extra, **tested),
                             baseline=bool(paired) and index == 0, runs=len(runs), run_scores=scores,
-                            higher_is_better=metric.higher_is_better, label=metric.display_name())
+                            higher_is_better=metric.higher_is_better, label=metric.display_name(),
+                            note=system.notes.get(spec.name))
             rows = resample.row_scorer(metric)
             mine = boots[(system.name, spec.name)] = \
                 [rows(counts @ r.matrix) for r in runs] if counts is not None else []

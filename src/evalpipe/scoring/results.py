@@ -100,6 +100,8 @@ def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     out += [""] + [f"{label}: {cell[(systems[0], m)].signature}" for m, label in zip(metrics, labels)]
+    out += [f"Note: {cell[(s, m)].label or m} of {s}: {cell[(s, m)].note}" for m in metrics for s in systems
+            if cell[(s, m)].note and cell[(s, m)].score is not None]
     for m, pairs in (pairwise or {}).items():
         clusters = [[s for s, c in zip(pairs["systems"], pairs["clusters"]) if c == k] for k in sorted(set(pairs["clusters"]))]
         out.append(f"{labels[metrics.index(m)] if m in metrics else m} clusters (paired bootstrap, Holm-adjusted p <= {pairs['alpha']}), best first: "

@@ -1,0 +1,187 @@
+"""MetricX-23 and MetricX-24 (google-research/metricx) from a local checkpoint: ``metricx``.
+
+Stats ``[sum, count]``: ``[score, 1]`` per segment; the corpus score is the mean of the segment scores.  **Lower is
+better** (a predicted error score in [0, 25], MQM-like), and the direction travels with the scores: rankings, MBR's
+choice and the MTME files read it.
+
+A segment's fields are the **source first**, then the reference when there is one: ``SCORE ||| source |||
+reference ||| hypothesis``, or ``SCORE ||| source ||| hypothesis`` to score without a reference (QE).  The model's
+input is google-research/metricx's ``predict.py``'s:
+
+* MetricX-24 (``metricx24/``): ``source: S candidate: H reference: R``, QE ``source: S candidate: H``; inputs of at most
+  1536 tokens;
+* MetricX-23 (``metricx23/``): ``candidate: H reference: R``, QE ``candidate: H source: S``; at most 1024 tokens.
+
+The score is the logit of token 250089 (``<extra_id_10>``) after one decoder step from token 0, clipped to [0, 25]
+(:mod:`evalpipe.evaluators.neural.mt5`, equal to metricx's ``MT5ForRegression`` within ~1e-6 in fp32).
+
+Options: ``model`` (the model folder or a hub id in the local Hugging Face cache; required), ``tokenizer`` (the folder
+of the mT5 tokenizer when the model folder has none), ``version`` (``23`` or ``24``; ``auto`` reads it from the model's
+name, ``metricx-23...``/``metricx-24...``), ``qe`` (score without references), ``max_input_length`` (0: the
+version's), ``on_long`` (``truncate``: cut as predict.py does, counted; ``error``: refuse an input that does not fit),
+``batch_size``, ``device``, ``threads``, ``dtype`` (``fp32``; ``bf16``/``fp16`` on a GPU).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, List, Optional, Sequence, Tuple
+
+from evalpipe.errors import InputError, OptionError, UsageError
+from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
+
+#: the input lengths google-research/metricx's README runs each version with
+MAX_LENGTH = {"23": 1024, "24": 1536}
+
+
+def input_text(version: str, source: str, hypothesis: str, reference: Optional[str]) -> str:
+    """The text MetricX reads (predict.py's ``_make_input``)."""
+    if version == "24":
+        text = f"source: {source} candidate: {hypothesis}"
+        return text if reference is None else f"{text} reference: {reference}"
+    if reference is None:
+        return f"candidate: {hypothesis} source: {source}"
+    return f"candidate: {hypothesis} reference: {reference}"
+
+
+class MetricX(Metric):
+    """A MetricX model's segment scores and their mean (module docstring)."""
+
+    name = "metricx"
+    label = "MetricX"
+    STATS_FIELDS = ("sum", "count")
+    higher_is_better = False
+    decimals = 4
+    OPTIONS = {"model": Option(str, "", "the model folder (config.json, the weights, the mT5 tokenizer) or a hub id "
+                                        "in the local Hugging Face cache"),
+               "tokenizer": Option(str, "", "the folder of the mT5 tokenizer (tokenizer.json or spiece.model) when "
+                                            "the model folder has none"),
+               "version": Option(str, "auto", "23 or 24 (auto: from the model's name)", choices=("auto", "23", "24")),
+               "qe": Option(bool, False, "score without references (MetricX-24 hybrid, MetricX-23 QE models)"),
+               "max_input_length": Option(int, 0, "input tokens at most (0: 1536 for MetricX-24, 1024 for -23)",
+                                          minimum=0),
+               "on_long": Option(str, "truncate", "an input past max_input_length: truncate (as predict.py, counted) "
+                                                  "or error", choices=("truncate", "error")),
+               "batch_size": Option(int, 16, "inputs per forward pass", minimum=1),
+               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
+               "threads": Option(int, 0, "CPU threads for torch (0: every core)", minimum=0),
+               "dtype": Option(str, "fp32", "fp32, bf16 or fp16", choices=("fp32", "bf16", "fp16"))}
+    segment_mean = True
+    batched = True
+    reads_source = True
+    #: without -r, score-corpus scores in QE mode (as if -o metricx.qe=true)
+    reference_optional = True
+    EXACT_ACROSS_BATCHES = False
+    CONTRACT_TINY_MODEL = "metricx"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        o = self.options
+        if not o["model"]:
+            raise OptionError("metricx: give the model folder, -o metricx.model=DIR (docs/neural.md)")
+        if o["device"] not in ("auto", "cpu", "cuda") and not re.fullmatch(r"cuda:\d+", o["device"]):
+            raise OptionError(f"metricx: device expects auto, cpu, cuda or cuda:N (N a GPU number), got {o['device']!r}")
+        from evalpipe.evaluators.neural.metricx_model import MetricXModel
+
+        self.model = MetricXModel(o["model"], o["tokenizer"], o["device"], o["batch_size"], o["threads"], o["dtype"])
+        self.version = o["version"] if o["version"] != "auto" else self._version_from_name()
+        self.max_length = o["max_input_length"] or MAX_LENGTH[self.version]
+        self.uses_reference = not o["qe"]
+        self.min_references, self.max_references = (1, 1) if o["qe"] else (1, 2)
+
+    def _version_from_name(self) -> str:
+        names = [str(self.model.folder), str(self.options["model"]), str(self.model.config.get("_name_or_path", ""))]
+        found = {m for n in names for m in re.findall(r"metricx[-_]?(23|24)", n.lower())}
+        if len(found) != 1:
+            raise OptionError(f"metricx: which MetricX is {self.options['model']}? Its name says "
+                              f"{'nothing' if not found else ' and '.join(sorted(found))}: give -o metricx.version=23 "
+                              f"or 24")
+        return found.pop()
+
+    def check_references(self, references: Sequence[str]) -> Tuple[str, ...]:
+        refs = tuple(references)
+        if not 1 <= len(refs) <= self.max_references:
+            want = "the source" if self.options["qe"] else "the source, and the reference unless scoring without one"
+            raise InputError(f"metricx: expected {want} before the hypothesis, got {len(refs)} field"
+                             f"{'s' if len(refs) != 1 else ''}")
+        for r in refs:
+            if not isinstance(r, str):
+                raise InputError(f"metricx: expected strings, got {type(r).__name__}")
+        return refs
+
+    def segment_stats(self, hypothesis: str, references: Tuple[str, ...]) -> List[Any]:
+        return self.block_stats([hypothesis], [[r] for r in references])[0]
+
+    def block_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[Any]]:
+        if len(references) > self.max_references:
+            raise InputError("metricx with qe=true scores without a reference: give the source and the hypothesis "
+                             "only")
+        scores = self.score_rows(references[0], hypotheses, references[1] if len(references) > 1 else None)
+        return [[float(s), 1] for s in scores]
+
+    def score_rows(self, sources: Sequence[str], hypotheses: Sequence[str],
+                   references: Optional[Sequence[str]]) -> Any:
+        """The model's score of each row (float32 numpy array); inputs past max_input_length cut and counted."""
+        if references is not None and self.options["qe"]:
+            raise InputError("metricx: qe=true scores without a reference, and a reference came; give none (or drop "
+                             "-o metricx.qe=true)")
+        texts = [input_text(self.version, s, h, None if references is None else references[i])
+                 for i, (s, h) in enumerate(zip(sources, hypotheses))]
+        inputs, cut = self.model.inputs(texts, self.max_length)
+        self.last_cut = cut  # (score-corpus counts them per system: the table's notes and the JSON)
+        if any(cut):
+            if self.options["on_long"] == "error":
+                first = cut.index(True)
+                raise InputError(f"metricx: segment {first + 1}'s input is longer than max_input_length "
+                                 f"({self.max_length} tokens); -o metricx.on_long=truncate cuts it as predict.py does")
+            self.model.truncated += sum(cut)
+        return self.model.score(inputs)
+
+    def utility_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]],
+                         sources: Sequence[str], aggregate: bool = False) -> List[Any]:
+        """MBR utilities of each segment: the ``candidates x pseudo-references`` MetricX scores (lower is better)."""
+        import numpy as np
+
+        if aggregate:
+            raise UsageError("metricx has no aggregate form (no sentence vectors to average): MBR with it is pairwise")
+        if self.options["qe"]:
+            if pseudo_references is not None:
+                raise UsageError("metricx with qe=true ranks each candidate by its own score: give no "
+                                 "pseudo-references")
+            flat = [c for cands in candidates for c in cands]
+            scores = self.score_rows([s for cands, s in zip(candidates, sources) for _ in cands], flat, None)
+            out, at = [], 0
+            for cands in candidates:
+                out.append(scores[at:at + len(cands)].reshape(len(cands), 1))
+                at += len(cands)
+            return out
+        refs = candidates if pseudo_references is None else pseudo_references
+        rows_src, rows_hyp, rows_ref = [], [], []
+        for cands, pseudo, src in zip(candidates, refs, sources):
+            for c in cands:
+                for r in pseudo:
+                    rows_src.append(src)
+                    rows_hyp.append(c)
+                    rows_ref.append(r)
+        scores = self.score_rows(rows_src, rows_hyp, rows_ref)
+        out, at = [], 0
+        for cands, pseudo in zip(candidates, refs):
+            size = len(cands) * len(pseudo)
+            out.append(np.asarray(scores[at:at + size], dtype=np.float32).reshape(len(cands), len(pseudo)))
+            at += size
+        return out
+
+    def score_from_stats(self, stats: List[Any]) -> float:
+        total, count = stats
+        if count == 0:
+            from evalpipe.errors import Unscorable
+
+            raise Unscorable("metricx: no segment to score")
+        return float(total / count)
+
+    def signature(self, nrefs: Optional[int] = None) -> str:
+        from evalpipe import __version__
+
+        ref = "no" if self.options["qe"] or nrefs == 0 else "yes"
+        return (f"metricx|model:{self.model.folder.resolve().name}@{self.model.content_id()}|v{self.version}"
+                f"|ref:{ref}|{self.options['dtype']}|maxlen:{self.max_length}|version:{__version__}")

@@ -1,0 +1,274 @@
+"""MetricX-23 and -24 (``-m metricx``) from a local checkpoint: equal to the anchor's model class on tiny random mT5
+models, in score-corpus, serve, mbr and meta-eval add-metric, with one line for each bad model folder.
+
+The anchor is transformers' ``MT5ForConditionalGeneration`` read as google-research/metricx's ``MT5ForRegression``
+reads it (``metricx24/models.py``: one decoder step from token 0, the logit of token 250089, clipped to [0, 25]), fed
+as metricx's ``predict.py`` feeds it (``AutoTokenizer`` on the tokenizer folder, ``max_length`` truncation, the last
+token removed), one input at a time as its README runs it.  The models are built here (src/evalpipe/tiny_metricx.py:
+mT5's vocabulary size, random weights); the spiece.model variant's tokenizer is trained by sentencepiece on the
+shipped demo text.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="MetricX needs torch (extra evalpipe[metricx])")
+pytest.importorskip("tokenizers", reason="MetricX needs tokenizers (extra evalpipe[metricx])")
+
+from conftest import child_env, script  # noqa: E402
+
+from evalpipe import load_metric  # noqa: E402
+from evalpipe.errors import InputError, OptionError  # noqa: E402
+
+DEMO = Path(__file__).resolve().parents[1] / "src" / "evalpipe" / "demo" / "wmt21-ende"
+SRC, REF = DEMO / "src.en", DEMO / "ref.de"
+SYSTEMS = sorted((DEMO / "systems").glob("*.de"))[:2]
+
+
+def lines(path: Path, n: int = 300) -> list:
+    return path.read_text(encoding="utf-8").splitlines()[:n]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """tokenizer.json and spiece.model folders of one tiny MetricX, and a second checkpoint (another seed)."""
+    from evalpipe import tiny_metricx
+
+    root = tmp_path_factory.mktemp("metricx")
+    fast = tiny_metricx.build(root / "tiny-metricx-24")
+    other = tiny_metricx.build(root / "other" / "tiny-metricx-24", seed=2)
+    spiece = root / "spiece-model"
+    spiece.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(fast / name, spiece / name)
+    sentencepiece = pytest.importorskip("sentencepiece", reason="the spiece.model variant trains with sentencepiece")
+    text = root / "train.txt"
+    text.write_text("\n".join(lines(SRC) + lines(REF)), encoding="utf-8")
+    sentencepiece.SentencePieceTrainer.train(input=str(text), model_prefix=str(spiece / "spiece"), vocab_size=700,
+                                             model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1,
+                                             character_coverage=0.9995, minloglevel=2)
+    (spiece / "spiece.vocab").unlink()
+    (spiece / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "T5Tokenizer", "extra_ids": 0}))
+    return {"json": fast, "spiece": spiece, "other": other}
+
+
+ANCHOR = {}
+
+
+def anchor_scores(folder: Path, texts: list, max_length: int) -> tuple:
+    """(scores, input ids) as metricx's predict.py and MT5ForRegression compute them, one input at a time."""
+    transformers = pytest.importorskip("transformers", reason="the anchor is transformers' mT5 (test extra)")
+    if folder not in ANCHOR:
+        model = transformers.MT5ForConditionalGeneration.from_pretrained(str(folder), dtype=torch.float32).eval()
+        ANCHOR[folder] = (model, transformers.AutoTokenizer.from_pretrained(str(folder)))
+    model, tokenizer = ANCHOR[folder]
+    scores, inputs = [], []
+    for text in texts:
+        encoded = tokenizer(text, max_length=max_length, truncation=True, padding=False)
+        ids = encoded["input_ids"][:-1]
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([ids]), attention_mask=torch.tensor([encoded["attention_mask"][:-1]]),
+                           decoder_input_ids=torch.zeros((1, 1), dtype=torch.long)).logits
+        scores.append(float(torch.clamp(logits[:, 0, 250089], 0, 25)[0]))
+        inputs.append(ids)
+    return scores, inputs
+
+
+ROWS = 40
+
+
+@pytest.mark.parametrize("tokenizer", ["json", "spiece"])
+@pytest.mark.parametrize("version", ["23", "24"])
+@pytest.mark.parametrize("qe", [False, True])
+@pytest.mark.parametrize("max_length", [0, 48])
+def test_scores_equal_the_anchor_model_class(models, tokenizer, version, qe, max_length):
+    """MetricX-23 and -24, with a reference and without, at the README's input lengths and at 48 tokens (most inputs
+    past it, cut; some near it): the same input ids and scores within 1e-5 (fp32), in batches of 8."""
+    from evalpipe.evaluators.metricx import MAX_LENGTH, input_text
+
+    folder = models[tokenizer]
+    metric = load_metric("metricx", model=str(folder), version=version, qe=qe, max_input_length=max_length,
+                         batch_size=8, threads=1)
+    src, ref, hyp = lines(SRC, ROWS), lines(REF, ROWS), lines(SYSTEMS[0], ROWS)
+    limit = max_length or MAX_LENGTH[version]
+    texts = [input_text(version, s, h, None if qe else r) for s, h, r in zip(src, hyp, ref)]
+    expected, ids = anchor_scores(folder, texts, limit)
+    found = metric.score_rows(src, hyp, None if qe else ref)
+    assert metric.model.inputs(texts, limit)[0] == ids
+    assert max(abs(a - b) for a, b in zip(found.tolist(), expected)) <= 1e-5
+    assert (sum(metric.last_cut) > ROWS // 2) == (max_length == 48) and all(len(i) <= limit - 1 for i in ids)
+    assert len(set(round(x, 3) for x in expected)) > ROWS // 2  # the scores vary (not clipped to one value)
+
+
+def test_the_input_texts_are_metricx_own():
+    from evalpipe.evaluators.metricx import input_text
+
+    assert input_text("24", "S", "H", "R") == "source: S candidate: H reference: R"
+    assert input_text("24", "S", "H", None) == "source: S candidate: H"
+    assert input_text("23", "S", "H", "R") == "candidate: H reference: R"
+    assert input_text("23", "S", "H", None) == "candidate: H source: S"
+
+
+def run(*args, timeout=300, **kw):
+    return subprocess.run([script("evalpipe"), *map(str, args)], capture_output=True, text=True, env=child_env(),
+                          timeout=timeout, **kw)
+
+
+def test_score_corpus_with_and_without_a_reference(models):
+    """Through the console script: with -r the mean of the anchor's scores; without -r the QE scores; lower is
+    better in the JSON; the signature names the checkpoint by content, so another checkpoint in a folder of the
+    same name signs differently."""
+    folder = models["json"]
+    common = ["-m", "metricx", "-o", f"metricx.model={folder}", "--source", SRC, "-f", "json"]
+    with_ref = run("score-corpus", *common, "-r", REF, *SYSTEMS)
+    assert with_ref.returncode == 0, with_ref.stderr
+    results = json.loads(with_ref.stdout)["results"]
+    from evalpipe.evaluators.metricx import input_text
+
+    for system, result in zip(SYSTEMS, results):
+        texts = [input_text("24", s, h, r) for s, h, r in zip(lines(SRC), lines(system), lines(REF))]
+        expected, _ = anchor_scores(folder, texts, 1536)
+        assert abs(result["score"] - sum(expected) / len(expected)) <= 1e-5
+        assert result["higher_is_better"] is False and result["note"] is None
+        assert "|v24|ref:yes|fp32|maxlen:1536|" in result["signature"]
+    qe = run("score-corpus", *common, *SYSTEMS)
+    assert qe.returncode == 0, qe.stderr
+    qe_results = json.loads(qe.stdout)["results"]
+    assert "|ref:no|" in qe_results[0]["signature"] and qe_results[0]["score"] != results[0]["score"]
+    other = run("score-corpus", "-m", "metricx", "-o", f"metricx.model={models['other']}", "--source", SRC, "-r", REF,
+                "-f", "json", SYSTEMS[0])
+    signatures = {results[0]["signature"], json.loads(other.stdout)["results"][0]["signature"]}
+    assert len(signatures) == 2 and all("model:tiny-metricx-24@" in s for s in signatures)
+
+
+def test_score_corpus_counts_what_it_cuts(models):
+    done = run("score-corpus", "-m", "metricx", "-o", f"metricx.model={models['json']}", "-o",
+               "metricx.max_input_length=48", "--source", SRC, "-r", REF, SYSTEMS[0])
+    assert done.returncode == 0, done.stderr
+    assert f"Note: metricx of {SYSTEMS[0]}: " in done.stdout and "segments cut at the model's 48-token input limit" \
+        in done.stdout
+    refused = run("score-corpus", "-m", "metricx", "-o", f"metricx.model={models['json']}", "-o",
+                  "metricx.max_input_length=48", "-o", "metricx.on_long=error", "--source", SRC, "-r", REF, SYSTEMS[0])
+    assert refused.returncode != 0 and refused.stderr.strip().splitlines()[-1].startswith("Error: metricx: segment ")
+    assert "Traceback" not in refused.stderr
+
+
+def test_serve_scores_with_and_without_a_reference_through_a_pipe(models):
+    """``serve metricx``: the model loaded once; a line with the reference and one without; a bad line answered
+    with ERROR and the server goes on."""
+    src, ref, hyp = lines(SRC, 2), lines(REF, 2), lines(SYSTEMS[0], 2)
+    requests = (f"SCORE ||| {src[0]} ||| {ref[0]} ||| {hyp[0]}\nSCORE ||| only\nSCORE ||| {src[1]} ||| {hyp[1]}\n")
+    env = {k: v for k, v in child_env().items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run([script("evalpipe"), "serve", "metricx", "-o", f"model={models['json']}", "-o",
+                           "version=24"], input=requests, capture_output=True, text=True, env=env, timeout=300)
+    replies = done.stdout.splitlines()
+    assert len(replies) == 3 and replies[1].startswith("ERROR ||| ")
+    from evalpipe.evaluators.metricx import input_text
+
+    with_ref, _ = anchor_scores(models["json"], [input_text("24", src[0], hyp[0], ref[0])], 1536)
+    without, _ = anchor_scores(models["json"], [input_text("24", src[1], hyp[1], None)], 1536)
+    assert abs(float(replies[0].split()[0]) - with_ref[0]) <= 1e-5
+    assert abs(float(replies[2].split()[0]) - without[0]) <= 1e-5
+
+
+def test_mbr_chooses_the_lowest_expected_score(models, tmp_path):
+    systems = sorted((DEMO / "systems").glob("*.de"))[:4]
+    sources = tmp_path / "src.en"
+    sources.write_text("\n".join(lines(SRC, 6)) + "\n", encoding="utf-8")
+    for path in systems:
+        (tmp_path / path.name).write_text("\n".join(lines(path, 6)) + "\n", encoding="utf-8")
+    done = run("mbr", "-m", "metricx", "-o", f"metricx.model={models['json']}", "--source", sources, "-f", "json",
+               *[tmp_path / p.name for p in systems])
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    for segment in out["segments"]:
+        utilities = segment["utilities"]
+        assert segment["choice"] == utilities.index(min(utilities))
+    from evalpipe.evaluators.metricx import input_text
+
+    cands = [lines(tmp_path / p.name, 6)[0] for p in systems]
+    matrix, _ = anchor_scores(models["json"], [input_text("24", lines(SRC, 1)[0], c, r) for c in cands for r in cands],
+                              1536)
+    means = [sum(matrix[i * 4:(i + 1) * 4]) / 4 for i in range(4)]
+    assert max(abs(a - b) for a, b in zip(out["segments"][0]["utilities"], means)) <= 1e-5
+
+
+def test_add_metric_writes_mtme_files_negated(models, tmp_path):
+    root = tmp_path / "mtme"
+    shutil.copytree(Path(__file__).parent / "data" / "wmt21.news", root / "wmt21.news")
+    done = run("meta-eval", "add-metric", "metricx", "--root", root, "--test-set", "wmt21.news", "-l", "en-de", "-o",
+               f"model={models['json']}")
+    assert done.returncode == 0, done.stderr
+    assert "lower-is-better: its scores are written negated" in done.stderr
+    sys_lines = (root / "wmt21.news" / "metric-scores" / "en-de" / "metricx-refA.sys.score").read_text().splitlines()
+    assert sys_lines and all(float(line.split("\t")[1]) <= 0 for line in sys_lines)
+
+
+def broken(folder: Path, tmp_path: Path, drop=(), config=None) -> Path:
+    out = tmp_path / "broken"
+    shutil.copytree(folder, out)
+    for name in drop:
+        (out / name).unlink()
+    if config:
+        data = json.loads((out / "config.json").read_text())
+        (out / "config.json").write_text(json.dumps({**data, **config}))
+    return out
+
+
+@pytest.mark.parametrize("case,expected", [
+    ({"drop": ["model.safetensors"]}, "expected the model's weights, one of model.safetensors"),
+    ({"drop": ["tokenizer.json"]}, "expected the mT5 tokenizer, tokenizer.json or spiece.model"),
+    ({"config": {"model_type": "bert"}}, "expected an mT5 model (model_type mt5"),
+    ({"config": {"vocab_size": 1000}}, "has no token 250089 (<extra_id_10>)"),
+    ({"config": {"d_model": 32}}, "config.json makes"),
+    ({"drop": ["config.json"]}, "expected a Hugging Face model folder"),
+])
+def test_a_bad_model_folder_is_one_line(models, tmp_path, case, expected):
+    folder = broken(models["json"], tmp_path, **case)
+    done = run("score-corpus", "-m", "metricx", "-o", f"metricx.model={folder}", "-o", "metricx.version=24",
+               "--source", SRC, "-r", REF, SYSTEMS[0])
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: ") and expected in last, last
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["-o", "metricx.qe=true", "--source", SRC, "-r", REF], "give no -r"),
+    (["-r", REF], "--source"),
+    (["--source", SRC, "-r", REF, "-o", "metricx.version=25"], "version"),
+    (["--source", SRC, "-r", REF, "-o", "metricx.model=nosuch/model-here"], "not in the Hugging Face cache"),
+])
+def test_bad_usage_is_one_line(models, args, expected):
+    model = [] if any("metricx.model=" in str(a) for a in args) else ["-o", f"metricx.model={models['json']}"]
+    done = run("score-corpus", "-m", "metricx", *model, *args, SYSTEMS[0])
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert expected in done.stderr.strip().splitlines()[-1], done.stderr
+
+
+def test_the_version_comes_from_the_name_or_is_asked_for(models, tmp_path):
+    unnamed = tmp_path / "some-model"
+    shutil.copytree(models["json"], unnamed)
+    with pytest.raises(OptionError, match="which MetricX is .*give -o metricx.version=23 or 24"):
+        load_metric("metricx", model=str(unnamed))
+    assert load_metric("metricx", model=str(unnamed), version="23").max_length == 1024
+    assert load_metric("metricx", model=str(models["json"])).version == "24"
+
+
+def test_a_hub_id_is_found_in_the_local_cache_only(models, tmp_path, monkeypatch):
+    """A model named by hub id is the snapshot huggingface_hub left in the cache (refs/main), never a download."""
+    snapshot = tmp_path / "hub" / "models--google--metricx-24-tiny" / "snapshots" / "abc123"
+    shutil.copytree(models["json"], snapshot)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("abc123")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    metric = load_metric("metricx", model="google/metricx-24-tiny")
+    assert metric.model.folder == snapshot and metric.version == "24"
+    with pytest.raises(InputError, match=r"not in the Hugging Face cache either \(looked in .*models--google--nothing"):
+        load_metric("metricx", model="google/nothing")
