@@ -46,10 +46,13 @@ def load(name, **options):
             import tempfile
             from pathlib import Path
 
-            from evalpipe import tiny_comet as tiny
+            from evalpipe import tiny_comet as tiny, tiny_metricx
 
-            _MODELS[family] = str(tiny.build(Path(tempfile.mkdtemp(prefix="contract-")) / family, family))
+            folder = Path(tempfile.mkdtemp(prefix="contract-")) / family
+            _MODELS[family] = str(tiny_metricx.build(folder) if family == "metricx" else tiny.build(folder, family))
         options.setdefault("model", _MODELS[family])
+        if family == "metricx":
+            options.setdefault("version", "24")
     return load_metric(name, **options)
 
 

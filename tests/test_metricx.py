@@ -272,3 +272,30 @@ def test_a_hub_id_is_found_in_the_local_cache_only(models, tmp_path, monkeypatch
     assert metric.model.folder == snapshot and metric.version == "24"
     with pytest.raises(InputError, match=r"not in the Hugging Face cache either \(looked in .*models--google--nothing"):
         load_metric("metricx", model="google/nothing")
+
+
+def test_rankings_put_the_lowest_first(models):
+    """score-corpus's clusters over MetricX (lower is better): the system with the lowest mean first."""
+    systems = sorted((DEMO / "systems").glob("*.de"))[:3]
+    done = run("score-corpus", "-m", "metricx", "-o", f"metricx.model={models['json']}", "--source", SRC, "-r", REF,
+               "--all-pairs", "--paired-bs", "-f", "json", *systems)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    means = {r["system"]: r["score"] for r in out["results"]}
+    pair = out["pairwise"]["metricx"]
+    first = [s for s, c in zip(pair["systems"], pair["clusters"]) if c == min(pair["clusters"])]
+    assert min(means, key=means.get) in first
+    assert pair["systems"][0] == min(means, key=means.get)
+
+
+def test_the_tokenizer_of_another_folder_and_bf16(models, tmp_path):
+    """``tokenizer=DIR`` (a model folder without one, as MetricX's own checkpoints are) gives the same scores; bf16
+    is another computation, so its signature says bf16 and its scores are near the fp32 ones."""
+    bare = broken(models["json"], tmp_path, drop=["tokenizer.json", "tokenizer_config.json"])
+    src, ref, hyp = lines(SRC, 12), lines(REF, 12), lines(SYSTEMS[0], 12)
+    fp32 = load_metric("metricx", model=str(models["json"]), threads=1)
+    given = load_metric("metricx", model=str(bare), tokenizer=str(models["json"]), version="24", threads=1)
+    assert given.score_rows(src, hyp, ref).tolist() == fp32.score_rows(src, hyp, ref).tolist()
+    half = load_metric("metricx", model=str(models["json"]), dtype="bf16", threads=1)
+    assert "|bf16|" in half.signature(1) and "|fp32|" in fp32.signature(1)
+    assert max(abs(a - b) for a, b in zip(half.score_rows(src, hyp, ref), fp32.score_rows(src, hyp, ref))) < 0.5

@@ -297,6 +297,7 @@ def test_an_option_beside_demo_acts_or_is_refused(root, tmp_path, command, param
 EXEMPT_METRICS = {
     "comet": "needs a model checkpoint: its options are tested on tiny models (tests/test_comet.py)",
     "cometkiwi": "needs a model checkpoint: its options are tested on tiny models (tests/test_comet.py)",
+    "metricx": "needs a model checkpoint: its options are tested on tiny models (tests/test_metricx.py)",
     "segment_scores": "its options come from --segment-scores NAME=FILE -o NAME.direction (tests/test_invariants.py "
                       "walks the direction); label and origin name the scores",
 }

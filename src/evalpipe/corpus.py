@@ -188,3 +188,11 @@ def write_atomically(path: str, text: Union[str, bytes], mode: int = 0o644) -> N
         with suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def demo_texts() -> List[str]:
+    """The lines of the shipped WMT21 en-de demo's source and reference (what the tiny models' tokenizers learn)."""
+    from importlib import resources
+
+    folder = resources.files("evalpipe").joinpath("demo", "wmt21-ende")
+    return [line for name in ("src.en", "ref.de") for line in folder.joinpath(name).read_text("utf-8").splitlines()]

@@ -20,11 +20,10 @@ import argparse
 import io
 import json
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from evalpipe.corpus import write_atomically
+from evalpipe.corpus import demo_texts, write_atomically
 
 FAMILIES: Dict[str, Dict[str, Any]] = {
     "regression": {"class_identifier": "regression_metric", "pool": "avg", "layer": "mix",
@@ -41,11 +40,6 @@ CONFIG = {"architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta", "hi
           "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "max_position_embeddings": 514,
           "type_vocab_size": 1, "initializer_range": 0.02, "layer_norm_eps": 1e-05, "pad_token_id": 1,
           "bos_token_id": 0, "eos_token_id": 2, "position_embedding_type": "absolute"}
-
-
-def demo_texts() -> List[str]:
-    folder = resources.files("evalpipe").joinpath("demo", "wmt21-ende")
-    return [line for name in ("src.en", "ref.de") for line in folder.joinpath(name).read_text("utf-8").splitlines()]
 
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int = 800) -> Any:

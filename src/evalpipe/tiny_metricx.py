@@ -22,8 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from evalpipe.corpus import write_atomically
-from evalpipe.tiny_comet import demo_texts
+from evalpipe.corpus import demo_texts, write_atomically
 
 CONFIG = {"architectures": ["MT5ForConditionalGeneration"], "model_type": "mt5", "d_model": 16, "d_kv": 8,
           "d_ff": 32, "num_layers": 2, "num_decoder_layers": 1, "num_heads": 2, "relative_attention_num_buckets": 32,
