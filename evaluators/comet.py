@@ -127,9 +127,12 @@ class Comet(Metric):
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         from evalpipe.evaluators.neural.checkpoint import model_name
+        from evalpipe.evaluators.neural.weights import installed_version
 
-        return (f"{self.name}|model:{model_name(self.model.files)}|{self.model.family}"
-                f"|ref:{'yes' if self.uses_reference else 'no'}|evalpipe")
+        if not hasattr(self, "_model_name"):
+            self._model_name = model_name(self.model.files)  # (hashed once: signatures are asked for often)
+        return (f"{self.name}|model:{self._model_name}|{self.model.family}"
+                f"|ref:{'yes' if self.uses_reference else 'no'}|fp32|version:{installed_version()}")
 
 
 class CometKiwi(Comet):

@@ -180,12 +180,9 @@ class MetricX(Metric):
         return float(total / count)
 
     def signature(self, nrefs: Optional[int] = None) -> str:
-        from importlib.metadata import PackageNotFoundError, version
+        from evalpipe.evaluators.neural.weights import installed_version
 
-        try:
-            installed = version("evalpipe")
-        except PackageNotFoundError:  # pragma: no cover - run from a source tree without installing
-            installed = "unknown"
+        installed = installed_version()
         ref = "no" if self.options["qe"] or nrefs == 0 else "yes"
         return (f"metricx|model:{self.model.folder.resolve().name}@{self.model.content_id()}|v{self.version}"
                 f"|ref:{ref}|{self.options['dtype']}|maxlen:{self.max_length}|version:{installed}")

@@ -15,6 +15,7 @@ now on real WMT21 text (../shared/data when there, else the shipped subset); one
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -176,7 +177,8 @@ def test_score_corpus_scores_every_system_as_unbabel_comet(comet_python, models,
     assert [r["system"] for r in results] == list(map(str, systems))
     for r, theirs in zip(results, want):
         assert abs(r["score"] - theirs["system_score"]) < TOL
-        assert r["signature"] == "comet|model:regression|regression_metric|ref:yes|evalpipe"
+        assert re.fullmatch(r"comet\|model:regression@[0-9a-f]{12}\|regression_metric\|ref:yes\|fp32\|version:\S+",
+                            r["signature"]), r["signature"]
     done = subprocess.run([*base, "--sentence-level", "-f", "json"], capture_output=True, text=True, env=child_env(),
                           timeout=600)
     assert done.returncode == 0, done.stderr
@@ -220,7 +222,7 @@ def test_serve_comet_answers_pipelined_score_lines_through_a_pipe(models, predic
         server.stdin.write(f"EVAL ||| {sum(scores[:2])!r} 2\nINFO\n")
         server.stdin.flush()
         assert float(server.stdout.readline()) == pytest.approx(sum(scores[:2]) / 2)
-        assert server.stdout.readline().startswith("comet|model:regression|")
+        assert server.stdout.readline().startswith("comet|model:regression@")
     finally:
         server.stdin.close()
         err = server.stderr.read()
@@ -399,3 +401,66 @@ def test_meta_eval_add_metric_reads_the_test_sets_sources(tmp_path):
     bad = subprocess.run([script("evalpipe"), "meta-eval", "add-metric", "cometkiwi", *common, "-r", "refA", "-o",
                           f"model={kiwi}"], capture_output=True, text=True, env=child_env(), timeout=300)
     assert bad.returncode == 2 and "give no -r" in bad.stderr
+
+
+def _as_downloaded(folder: Path, cache: Path, repo: str, encoder_id: str) -> Path:
+    """``folder`` laid out as comet.download_model and transformers leave it in the Hugging Face cache: the model's
+    snapshot (hparams.yaml naming the encoder by hub id, checkpoints/model.ckpt) and the encoder's own snapshot
+    (config.json, tokenizer.json), each named by refs/main."""
+    import shutil
+
+    import yaml
+
+    def snapshot(name: str) -> Path:
+        repo_dir = cache / ("models--" + name.replace("/", "--"))
+        (repo_dir / "refs").mkdir(parents=True)
+        (repo_dir / "refs" / "main").write_text("0123abcd")
+        return repo_dir / "snapshots" / "0123abcd"
+
+    model = snapshot(repo)
+    (model / "checkpoints").mkdir(parents=True)
+    shutil.copy(folder / "checkpoints" / "model.ckpt", model / "checkpoints" / "model.ckpt")
+    hparams = yaml.safe_load((folder / "hparams.yaml").read_text())
+    hparams["pretrained_model"] = encoder_id
+    (model / "hparams.yaml").write_text(yaml.safe_dump(hparams))
+    encoder = snapshot(encoder_id)
+    encoder.mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(folder / name, encoder / name)
+    return model
+
+
+def test_a_model_as_comet_download_model_leaves_it_scores_by_snapshot_and_by_hub_id(tmp_path):
+    """With HF_HUB_OFFLINE=1 and the cache where comet.download_model put the model (and transformers the encoder
+    its hparams.yaml names by hub id), the snapshot folder and the hub id both score as the assembled folder does;
+    a hub id not in the cache is one line saying where it looked."""
+    from evalpipe import tiny_comet as tiny
+
+    folder = tiny.build(tmp_path / "assembled", "regression")
+    cache = tmp_path / "hub"
+    snapshot = _as_downloaded(folder, cache, "Unbabel/tiny-comet", "FacebookAI/xlm-roberta-tiny")
+    demo = Path(__file__).resolve().parents[1] / "src" / "evalpipe" / "demo" / "wmt21-ende"
+    env = {**child_env(), "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    out = {}
+    for given in (str(folder), str(snapshot), "Unbabel/tiny-comet"):
+        done = subprocess.run([script("evalpipe"), "score-corpus", "-m", "comet", "-o", f"comet.model={given}",
+                               "--source", str(demo / "src.en"), "-r", str(demo / "ref.de"),
+                               str(demo / "systems" / "ICL.de"), "-f", "json"], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        out[given] = json.loads(done.stdout)["results"][0]["score"]
+    assert len(set(out.values())) == 1
+    missing = subprocess.run([script("evalpipe"), "score-corpus", "-m", "comet", "-o", "comet.model=Unbabel/nothing",
+                              "--source", str(demo / "src.en"), "-r", str(demo / "ref.de"),
+                              str(demo / "systems" / "ICL.de")], capture_output=True, text=True, env=env, timeout=300)
+    assert missing.returncode != 0 and "Traceback" not in missing.stderr
+    assert f"not in the Hugging Face cache either (looked in {cache / 'models--Unbabel--nothing'})" in missing.stderr
+
+
+def test_two_checkpoints_never_sign_alike(tmp_path):
+    from evalpipe import tiny_comet as tiny
+
+    first = tiny.build(tmp_path / "a" / "wmt22-comet-da", "regression", seed=1)
+    second = tiny.build(tmp_path / "b" / "wmt22-comet-da", "regression", seed=2)
+    signatures = {load_metric("comet", model=str(f)).signature(1) for f in (first, second)}
+    assert len(signatures) == 2 and all(s.startswith("comet|model:wmt22-comet-da@") for s in signatures)

@@ -36,6 +36,7 @@ class ModelFiles:
     state_dict: Dict[str, Any]
     config: Dict[str, Any]
     tokenizer: Path
+    checkpoint: Optional[Path] = None  # the model.ckpt read (its bytes name the model in signatures)
 
 
 def _missing(what: Path, why: str = "") -> InputError:
@@ -80,14 +81,23 @@ def _checkpoint(path: Path) -> Dict[str, Any]:
 
 
 def _encoder_folder(folder: Path, hparams: Dict[str, Any]) -> Path:
+    """Where the encoder's files are: the model folder, else the checkpoint's ``pretrained_model`` -- a local folder,
+    or a hub id (``xlm-roberta-large``) found in the local Hugging Face cache, where transformers leaves it the
+    first time unbabel-comet loads the model."""
+    from evalpipe.evaluators.neural.hub import resolve
+
     candidates = [folder]
     pretrained = hparams.get("pretrained_model")
-    if isinstance(pretrained, str) and Path(pretrained).is_dir():
-        candidates.append(Path(pretrained))
+    if isinstance(pretrained, str) and pretrained:
+        try:
+            candidates.append(resolve(pretrained, "the encoder"))
+        except InputError:
+            pass
     for place in candidates:
         if (place / "config.json").is_file() and (place / "tokenizer.json").is_file():
             return place
-    where = f" nor in the checkpoint's pretrained_model {pretrained!r}" if pretrained else ""
+    where = f" nor in the checkpoint's pretrained_model {pretrained!r} (a folder, or a hub id in the local Hugging " \
+            f"Face cache)" if pretrained else ""
     raise InputError(f"the encoder's config.json and tokenizer.json are not in {folder}{where}; {LAYOUT}")
 
 
@@ -98,6 +108,11 @@ def locate(path: str) -> ModelFiles:
         folder, ckpt = given.parents[1], given
     elif given.is_dir():
         folder, ckpt = given, given / "checkpoints" / "model.ckpt"
+    elif not given.exists() and path.count("/") <= 1 and not path.startswith((".", "/", "~")):
+        from evalpipe.evaluators.neural.hub import resolve  # a hub id (Unbabel/wmt22-comet-da): the local cache only
+
+        folder = resolve(path, "a COMET model")
+        ckpt = folder / "checkpoints" / "model.ckpt"
     else:
         raise InputError(f"no such model folder: {path}; {LAYOUT}")
     if not (folder / "hparams.yaml").is_file():
@@ -121,9 +136,13 @@ def locate(path: str) -> ModelFiles:
         raise InputError(f"not JSON: {exc}", str(encoder / "config.json")) from None
     if not isinstance(config, dict):
         raise InputError("expected a JSON object (the encoder's configuration)", str(encoder / "config.json"))
-    return ModelFiles(folder, family, hparams, data["state_dict"], config, encoder / "tokenizer.json")
+    return ModelFiles(folder, family, hparams, data["state_dict"], config, encoder / "tokenizer.json", ckpt)
 
 
 def model_name(files: ModelFiles) -> Optional[str]:
-    """What a signature calls the model: its folder's name."""
-    return files.folder.resolve().name
+    """What a signature calls the model: its folder's name and, after ``@``, the first 12 hex digits of the sha256 of
+    its checkpoint's bytes (two checkpoints never sign alike, whatever their folders are called)."""
+    from evalpipe.evaluators.neural.weights import content_id
+
+    name = files.folder.resolve().name
+    return f"{name}@{content_id([files.checkpoint])}" if files.checkpoint is not None else name

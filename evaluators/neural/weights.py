@@ -123,3 +123,13 @@ def safetensors_bytes(tensors: Dict[str, object]) -> bytes:
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def installed_version() -> str:
+    """evalpipe's installed version (what a neural metric's signature carries), read from its metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("evalpipe")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without installing
+        return "unknown"
