@@ -36,6 +36,8 @@ class Comet(Metric):
                "batch_size": Option(int, 64, "inputs per forward pass", minimum=1),
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core)", minimum=0)}
+    #: places in score-corpus's table unless -w is given (comet-score prints 4)
+    decimals = 4
     #: the corpus score is the mean of the segment scores (comet-compare's t-test applies)
     segment_mean = True
     #: scores many segments per forward pass: serve scores the SCORE lines that arrive together as one batch

@@ -51,6 +51,7 @@ class MetricX(Metric):
     label = "MetricX"
     STATS_FIELDS = ("sum", "count")
     higher_is_better = False
+    #: places in score-corpus's table unless -w is given (predict.py's scores are floats; COMET's 4 beside them)
     decimals = 4
     OPTIONS = {"model": Option(str, "", "the model folder (config.json, the weights, the mT5 tokenizer) or a hub id "
                                         "in the local Hugging Face cache"),

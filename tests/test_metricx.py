@@ -299,3 +299,14 @@ def test_the_tokenizer_of_another_folder_and_bf16(models, tmp_path):
     half = load_metric("metricx", model=str(models["json"]), dtype="bf16", threads=1)
     assert "|bf16|" in half.signature(1) and "|fp32|" in fp32.signature(1)
     assert max(abs(a - b) for a, b in zip(half.score_rows(src, hyp, ref), fp32.score_rows(src, hyp, ref))) < 0.5
+
+
+def test_the_table_prints_a_model_metric_with_its_own_decimals(models):
+    """COMET and MetricX declare 4 decimals (comet-score prints 4): the table shows them so beside BLEU's 2; -w, when
+    given, decides for every column."""
+    common = ["score-corpus", "-m", "metricx", "bleu", "-o", f"metricx.model={models['json']}", "--source", SRC,
+              "-r", REF, SYSTEMS[0]]
+    row = run(*common).stdout.splitlines()[1].split()
+    assert len(row[1].split(".")[1]) == 4 and len(row[2].split(".")[1]) == 2
+    row = run(*common, "-w", "1").stdout.splitlines()[1].split()
+    assert len(row[1].split(".")[1]) == 1 and len(row[2].split(".")[1]) == 1

@@ -335,9 +335,12 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
                 if named_systems:
                     raise UsageError("--system NAME=FILES: with segment scores alone, name the systems by their files")
                 systems = [System(p, []) for p in typed_order([(p, p) for p in system_files])]
+        decimals: Dict[str, int] = {}
         if models:
             from evalpipe.scoring.neural import attach_model_scores
 
+            decimals = {s.name: s.build().decimals for s in specs if reads_source(s)
+                        and getattr(s.build(), "decimals", None) is not None}  # (COMET, MetricX: 4, as they print)
             specs = attach_model_scores(systems, specs, read_lines(source_file) if source_file else None,
                                         source_file or "--source")
         if scores_given:
@@ -378,14 +381,15 @@ def score_corpus(system_files, input_files, refs, metric_names, options, tokeniz
             write_atomically(report_file, page.corpus_report(doc))
         if plot_file:
             figures.render(figures.interval_figure(doc), plot_format, plot_file)
+    places = {} if "--width" in given_flags(click.get_current_context()) else decimals  # -w given: it decides
     if score_only and fmt in ("table", "text"):
         shown = {}
         for r in results:
-            shown.setdefault(r.system, []).append(f"{r.score:.{width}f}")
+            shown.setdefault(r.system, []).append(f"{r.score:.{places.get(r.metric, width)}f}")
         click.echo("\n".join("\t".join(scores) for scores in shown.values()))
     elif fmt == "json":
         click.echo(to_json(results, header))
     elif fmt == "tsv":
         click.echo(to_tsv(results))
     else:
-        click.echo(to_table(results, width, pairwise))
+        click.echo(to_table(results, width, pairwise, places))

@@ -74,14 +74,17 @@ def to_tsv(results: List[Result]) -> str:
     return "\n".join(lines)
 
 
-def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any]] = None) -> str:
+def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any]] = None,
+             decimals: Optional[Dict[str, int]] = None) -> str:
     """An aligned table: one row per system, one column per metric, signatures underneath (and, with
-    ``pairwise``, each metric's significance clusters)."""
+    ``pairwise``, each metric's significance clusters).  ``decimals``: a metric's own (COMET's and MetricX's 4),
+    in place of ``width``."""
     systems = list(dict.fromkeys(r.system for r in results))
     metrics = list(dict.fromkeys(r.metric for r in results))
     cell: Dict[tuple, Result] = {(r.system, r.metric): r for r in results}
 
     def show(r: Result) -> str:
+        width = (decimals or {}).get(r.metric, default_width)
         if r.score is None:
             return "n/a"
         text = f"{r.score:.{width}f}"
@@ -95,6 +98,7 @@ def to_table(results: List[Result], width: int, pairwise: Optional[Dict[str, Any
             text += " (baseline)"
         return text
 
+    default_width = width
     labels = [cell[(systems[0], m)].label or m for m in metrics]
     rows = [["system"] + labels] + [[s] + [show(cell[(s, m)]) for m in metrics] for s in systems]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
