@@ -11,8 +11,9 @@ sources with ``--source``.
 
 Options: ``model`` (the model folder, :mod:`evalpipe.evaluators.neural.checkpoint`; required), ``batch_size``
 (inputs per forward pass, default 64), ``device`` (``auto``: the GPU torch sees, else the CPU), ``threads`` (CPU
-threads; 0: every core).  ``block_stats`` scores many segments in one pass (``serve`` batches the SCORE lines that
-arrive together; score-corpus whole corpora), each distinct sentence encoded once.  The forward pass and its
+threads; 0: every core for a batch of 16 inputs or more, one below).  ``block_stats`` scores many segments in one
+pass (``serve`` batches the SCORE lines that arrive together; score-corpus whole corpora), each distinct sentence
+encoded once.  The forward pass and its
 equality to unbabel-comet 2.2.7: :mod:`evalpipe.evaluators.neural`.
 """
 from __future__ import annotations
@@ -35,7 +36,8 @@ class Comet(Metric):
                                         "config.json and tokenizer.json"),
                "batch_size": Option(int, 64, "inputs per forward pass", minimum=1),
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
-               "threads": Option(int, 0, "CPU threads for torch (0: every core)", minimum=0)}
+               "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
+                                                "more, one for smaller ones)", minimum=0)}
     #: places in score-corpus's table unless -w is given (comet-score prints 4)
     decimals = 4
     #: the corpus score is the mean of the segment scores (comet-compare's t-test applies)

@@ -65,7 +65,8 @@ class MetricX(Metric):
                                                   "or error", choices=("truncate", "error")),
                "batch_size": Option(int, 16, "inputs per forward pass", minimum=1),
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
-               "threads": Option(int, 0, "CPU threads for torch (0: every core)", minimum=0),
+               "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
+                                                "more, one for smaller ones)", minimum=0),
                "dtype": Option(str, "fp32", "fp32, bf16 or fp16", choices=("fp32", "bf16", "fp16"))}
     segment_mean = True
     batched = True
@@ -81,7 +82,8 @@ class MetricX(Metric):
         if not o["model"]:
             raise OptionError("metricx: give the model folder, -o metricx.model=DIR (docs/neural.md)")
         if o["device"] not in ("auto", "cpu", "cuda") and not re.fullmatch(r"cuda:\d+", o["device"]):
-            raise OptionError(f"metricx: device expects auto, cpu, cuda or cuda:N (N a GPU number), got {o['device']!r}")
+            raise OptionError(f"metricx: device expects auto, cpu, cuda or cuda:N (N a GPU number), got "
+                              f"{o['device']!r}")
         from evalpipe.evaluators.neural.metricx_model import MetricXModel
 
         self.model = MetricXModel(o["model"], o["tokenizer"], o["device"], o["batch_size"], o["threads"], o["dtype"])
@@ -138,8 +140,9 @@ class MetricX(Metric):
             self.model.truncated += sum(cut)
         return self.model.score(inputs)
 
-    def utility_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]],
-                         sources: Sequence[str], aggregate: bool = False) -> List[Any]:
+    def utility_matrices(self, candidates: Sequence[Sequence[str]],
+                         pseudo_references: Optional[Sequence[Sequence[str]]], sources: Sequence[str],
+                         aggregate: bool = False) -> List[Any]:
         """MBR utilities of each segment: the ``candidates x pseudo-references`` MetricX scores (lower is better)."""
         import numpy as np
 

@@ -21,8 +21,8 @@ needs_c = pytest.mark.skipif(not log_columns.AVAILABLE, reason="the C reader was
 
 CASES = {
     "plain": b'{"delays": [1, 2, 2.5], "source_length": 4, "prediction": "a b c", "reference": "r"}\n',
-    "escapes": '{"delays": [1], "source_length": 1, "prediction": "\\u00e4\\"\\\\\\/\\b\\f\\n\\r\\t \\ud83d\\ude00 ä"}\n'
-               .encode(),
+    "escapes": ('{"delays": [1], "source_length": 1, "prediction": '
+                '"\\u00e4\\"\\\\\\/\\b\\f\\n\\r\\t \\ud83d\\ude00 ä"}\n').encode(),
     "raw utf-8": '{"delays": [1], "source_length": 1, "prediction": "Straße 😀", "reference": "日本"}'.encode(),
     "escaped keys": b'{"\\u0064elays": [1], "source_\\u006cength": 2}\n',
     "crlf and blanks": b'\r\n  \t\r\n{"delays": [1], "source_length": 2}\r\n\n{"delays": [], "source_length": 0}\r\n',

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -133,8 +132,9 @@ class MetricXModel:
                 raise MissingDependency(f"device={device}: torch sees {count or 'no'} GPU{'' if count == 1 else 's'} "
                                         f"here; give device=cpu (or device=auto)")
         self.device = torch.device(device)
-        if self.device.type == "cpu":
-            torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+        from evalpipe.evaluators.neural.threads import Threads
+
+        self.threads = Threads(torch, threads, self.device)
         weights = load_weights(self.files)
         wanted = expected_weights(self.config)
         where = str(self.files[0])
@@ -203,6 +203,7 @@ class MetricXModel:
         for row, seq in enumerate(batch):
             ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
             mask[row, :len(seq)] = 1
+        self.threads.for_batch(len(batch))
         with torch.inference_mode():
             values = self.model(ids.to(self.device), mask.to(self.device))
             values = torch.clamp(values, 0, 25)

@@ -1,7 +1,8 @@
 """Scoring with a COMET model: tokenization, length-sorted batches, each distinct input encoded once.
 
 :class:`CometModel` loads a model folder (:mod:`.checkpoint`) into the encoder (:mod:`.encoder`) and head
-(:mod:`.estimator`), float32 throughout, on the CPU (every core: ``torch.set_num_threads``) or the GPU torch sees.
+(:mod:`.estimator`), float32 throughout, on the CPU (:mod:`.threads`: every core for large batches, one for small
+ones) or the GPU torch sees.
 
 * Regression families encode each sentence alone, so a sentence's vector is computed once whatever its role (source,
   hypothesis, reference) and however many rows share it; vectors are kept in a bounded LRU cache (``cache`` entries)
@@ -19,7 +20,6 @@ too long, as COMET's ``concat_sequences`` does.
 from __future__ import annotations
 
 import logging
-import os
 from collections import OrderedDict
 from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
@@ -94,8 +94,9 @@ class CometModel:
                                         f"here{f' (cuda:0 to cuda:{count - 1})' if count else ''}; give device=cpu "
                                         f"(or device=auto)")
         self.device = torch.device(device)
-        if self.device.type == "cpu":
-            torch.set_num_threads(threads or len(os.sched_getaffinity(0)))
+        from evalpipe.evaluators.neural.threads import Threads
+
+        self.threads = Threads(torch, threads, self.device)
         self.encoder.to(self.device).eval()
         self.head.to(self.device).eval()
         self.batch_size = batch_size
@@ -183,6 +184,7 @@ class CometModel:
             ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask = ids.ne(self.pad).long()
         ids, mask = ids.to(self.device), mask.to(self.device)
+        self.threads.for_batch(len(batch))
         with torch.inference_mode():
             states = self.encoder(ids, mask)
             vectors = self.head.pool(states, ids, mask, self.pad)
@@ -231,6 +233,7 @@ class CometModel:
         mt = torch.as_tensor(np.asarray(mt, dtype=np.int64), device=table.device)
         src = None if src is None else torch.as_tensor(np.asarray(src, dtype=np.int64), device=table.device)
         ref = None if ref is None else torch.as_tensor(np.asarray(ref, dtype=np.int64), device=table.device)
+        self.threads.for_batch(len(mt))
         with torch.inference_mode():
             for lo in range(0, len(mt), 4096):
                 hi = lo + 4096

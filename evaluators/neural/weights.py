@@ -18,7 +18,8 @@ from typing import Dict, List, Optional
 
 from evalpipe.errors import InputError
 
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                "pytorch_model.bin.index.json")
 _DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64", "I32": "int32",
            "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}
 
@@ -69,7 +70,8 @@ def _safetensors(path: Path) -> Dict[str, object]:
         for n in shape:
             count *= n
         start = 8 + size + int(begin)
-        if int(end) - int(begin) != count * torch.empty((), dtype=dtype).element_size() or 8 + size + int(end) > len(data):
+        nbytes = count * torch.empty((), dtype=dtype).element_size()
+        if int(end) - int(begin) != nbytes or 8 + size + int(end) > len(data):
             raise InputError(f"tensor {name!r}: its data_offsets do not hold a {entry['dtype']} tensor of shape "
                              f"{shape}", str(path))
         out[name] = torch.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(shape) if count else \
@@ -83,8 +85,8 @@ def _torch_bin(path: Path) -> Dict[str, object]:
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any failure of a foreign file is one line
-        raise InputError(f"not a torch state dict: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                         str(path)) from None
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise InputError(f"not a torch state dict: {type(exc).__name__}: {first}", str(path)) from None
     if not isinstance(data, dict):
         raise InputError("expected a state dict (a mapping of names to tensors)", str(path))
     return data

@@ -186,8 +186,8 @@ def check_delays(hyps: Sequence[SimulHypothesis], source: Optional[str], lines: 
         raise InputError(f"expected finite delays, got {[d for d in delays if not np.isfinite(d)][:3]} in field "
                          f"'delays'", source, where)
     step = next(t for t in range(1, len(delays)) if delays[t] < delays[t - 1])
-    raise InputError(f"expected non-decreasing delays, got {delays[step - 1]:g} then {delays[step]:g} (delay {step + 1}) "
-                     f"in field 'delays'", source, where)
+    raise InputError(f"expected non-decreasing delays, got {delays[step - 1]:g} then {delays[step]:g} "
+                     f"(delay {step + 1}) in field 'delays'", source, where)
 
 
 def read_instances(path: str, fields: Optional[Dict[str, str]] = None) -> SimulPairs:
