@@ -70,17 +70,17 @@ def build(out: Path, texts: Optional[Sequence[str]] = None, seed: int = 1, confi
 
 
 def _spread(weights: dict, config: dict, tok: Any, texts: Sequence[str]) -> None:
-    """Make the input matter (the decoder's cross-attention output weights times 6) and set the read-out row (token
+    """Make the input matter (the decoder's cross-attention output weights times 16) and set the read-out row (token
     250089 of lm_head) so that the scores of inputs like ``texts`` spread over about
-    3..9 instead of clipping at 0: its direction is the decoder outputs' leading variation, its offset along their
-    mean puts the mean score at 6 (random weights give read-outs that barely vary)."""
+    1.5..6.5 instead of clipping at 0: its direction is the decoder outputs' leading variation, its offset along their
+    mean puts the mean score at 4 (random weights give read-outs that barely vary)."""
     import torch
 
     from evalpipe.evaluators.neural.mt5 import READ_OUT, MT5Scorer
 
     for name, value in weights.items():  # the input reaches the decoder's output through cross-attention: louder
         if ".EncDecAttention.o." in name:
-            value.mul_(6.0)
+            value.mul_(16.0)
     sample = [f"source: {a} candidate: {b}" for a, b in zip(texts[:24], reversed(texts[-24:]))]
     ids = [e.ids[:-1] for e in tok.encode_batch(sample)]
     width = max(map(len, ids))
@@ -94,8 +94,8 @@ def _spread(weights: dict, config: dict, tok: Any, texts: Sequence[str]) -> None
     centred = y - mean
     direction = torch.linalg.svd(centred, full_matrices=False).Vh[0]
     spread = (centred @ direction).std()
-    row = direction * (1.5 / spread)
-    row = row + mean * ((6.0 - float(mean @ row)) / float(mean @ mean))
+    row = direction * (0.8 / spread)
+    row = row + mean * ((4.0 - float(mean @ row)) / float(mean @ mean))
     weights["lm_head.weight"][READ_OUT] = row
 
 
