@@ -64,6 +64,7 @@ class Comet(Metric):
         from evalpipe.evaluators.neural.scorer import CometModel
 
         self.model = CometModel(self.options["model"], device, self.options["batch_size"], self.options["threads"])
+        self.max_length = self.model.encoder.max_positions - 2  # tokens the encoder reads (<s> and </s> included)
         self.uses_reference = self.with_reference and self.model.reads_reference
         if self.with_reference and not self.model.reads_reference:
             raise OptionError(f"{self.name}: the model {self.options['model']} ({self.model.family}) reads no reference "
@@ -96,7 +97,9 @@ class Comet(Metric):
     def score_rows(self, sources: Sequence[str], hypotheses: Sequence[str],
                    references: Optional[Sequence[str]]) -> Any:
         """The model's score of each row (float32 numpy array)."""
-        return self.model.score(list(sources), list(hypotheses), None if references is None else list(references))
+        scores = self.model.score(list(sources), list(hypotheses), None if references is None else list(references))
+        self.last_cut = self.model.last_cut  # (score-corpus counts them per system: the table's notes and the JSON)
+        return scores
 
     def utility_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]],
                          sources: Sequence[str], aggregate: bool = False) -> List[Any]:

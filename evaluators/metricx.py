@@ -18,8 +18,14 @@ The score is the logit of token 250089 (``<extra_id_10>``) after one decoder ste
 Options: ``model`` (the model folder or a hub id in the local Hugging Face cache; required), ``tokenizer`` (the folder
 of the mT5 tokenizer when the model folder has none), ``version`` (``23`` or ``24``; ``auto`` reads it from the model's
 name, ``metricx-23...``/``metricx-24...``), ``qe`` (score without references), ``max_input_length`` (0: the
-version's), ``on_long`` (``truncate``: cut as predict.py does, counted; ``error``: refuse an input that does not fit),
-``batch_size``, ``device``, ``threads``, ``dtype`` (``fp32``; ``bf16``/``fp16`` on a GPU).
+version's), ``on_long`` (``truncate``: cut as predict.py does, counted; ``error``: refuse an input that does not fit;
+``window``: score it in sentence windows, :mod:`evalpipe.evaluators.neural.windows`),
+``inputs`` (``predict``, the default: the whole text tokenized, its final EOS removed, at most ``max_input_length -
+1`` tokens, as predict.py feeds the model; ``mbrs``: as mbrs 0.1.8's ``MetricMetricX`` feeds it, each part --
+``source: S``, `` candidate: H``, `` reference: R`` -- tokenized on its own by ``spiece.model`` as transformers'
+slow ``T5Tokenizer`` does, joined, at most ``max_input_length`` tokens; the two differ past the limit by one token
+and, rarely, where sentencepiece meets an exact tie between two segmentations), ``batch_size``, ``device``,
+``threads``, ``dtype`` (``fp32``; ``bf16``/``fp16`` on a GPU).
 """
 from __future__ import annotations
 
@@ -32,6 +38,16 @@ from evalpipe.sufficient_stats.options import Option
 
 #: the input lengths google-research/metricx's README runs each version with
 MAX_LENGTH = {"23": 1024, "24": 1536}
+
+
+def input_parts(version: str, source: str, hypothesis: str, reference: Optional[str]) -> Tuple[str, ...]:
+    """The parts mbrs 0.1.8's ``MetricMetricX`` tokenizes one by one (their concatenation is :func:`input_text`)."""
+    if version == "24":
+        parts = ("source: " + source, " candidate: " + hypothesis)
+        return parts if reference is None else parts + (" reference: " + reference,)
+    if reference is None:
+        return ("candidate: " + hypothesis, " source: " + source)
+    return ("candidate: " + hypothesis, " reference: " + reference)
 
 
 def input_text(version: str, source: str, hypothesis: str, reference: Optional[str]) -> str:
@@ -61,8 +77,11 @@ class MetricX(Metric):
                "qe": Option(bool, False, "score without references (MetricX-24 hybrid, MetricX-23 QE models)"),
                "max_input_length": Option(int, 0, "input tokens at most (0: 1536 for MetricX-24, 1024 for -23)",
                                           minimum=0),
-               "on_long": Option(str, "truncate", "an input past max_input_length: truncate (as predict.py, counted) "
-                                                  "or error", choices=("truncate", "error")),
+               "on_long": Option(str, "truncate", "an input past max_input_length: truncate (as predict.py, counted), "
+                                                  "error, or window (scored in sentence windows, counted)",
+                                 choices=("truncate", "error", "window")),
+               "inputs": Option(str, "predict", "how inputs become token ids: predict (metricx's predict.py) or "
+                                                "mbrs (mbrs 0.1.8's MetricMetricX)", choices=("predict", "mbrs")),
                "batch_size": Option(int, 16, "inputs per forward pass", minimum=1),
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
@@ -128,17 +147,55 @@ class MetricX(Metric):
         if references is not None and self.options["qe"]:
             raise InputError("metricx: qe=true scores without a reference, and a reference came; give none (or drop "
                              "-o metricx.qe=true)")
-        texts = [input_text(self.version, s, h, None if references is None else references[i])
-                 for i, (s, h) in enumerate(zip(sources, hypotheses))]
-        inputs, cut = self.model.inputs(texts, self.max_length)
-        self.last_cut = cut  # (score-corpus counts them per system: the table's notes and the JSON)
-        if any(cut):
-            if self.options["on_long"] == "error":
-                first = cut.index(True)
-                raise InputError(f"metricx: segment {first + 1}'s input is longer than max_input_length "
-                                 f"({self.max_length} tokens); -o metricx.on_long=truncate cuts it as predict.py does")
-            self.model.truncated += sum(cut)
+        rows = list(zip(sources, hypotheses, references if references is not None else [None] * len(hypotheses)))
+        inputs, cut = self._encode(rows)
+        self.last_cut, self.last_windowed = cut, [False] * len(rows)  # score-corpus counts both (notes, JSON)
+        if not any(cut):
+            return self.model.score(inputs)
+        if self.options["on_long"] == "error":
+            first = cut.index(True)
+            raise InputError(f"metricx: segment {first + 1}'s input is longer than max_input_length "
+                             f"({self.max_length} tokens); -o metricx.on_long=truncate cuts it as predict.py does, "
+                             f"-o metricx.on_long=window scores it in sentence windows")
+        if self.options["on_long"] == "window":
+            return self._windowed(rows, inputs, cut)
+        self.model.truncated += sum(cut)
         return self.model.score(inputs)
+
+    def _encode(self, rows: Sequence[Tuple[str, str, Optional[str]]]) -> Tuple[List[List[int]], List[bool]]:
+        """Each row's input ids (as ``inputs`` says) and whether it was cut at max_input_length."""
+        if self.options["inputs"] == "mbrs":
+            return self.model.part_inputs([input_parts(self.version, *r) for r in rows], self.max_length)
+        return self.model.inputs([input_text(self.version, *r) for r in rows], self.max_length)
+
+    def _windowed(self, rows: List[Tuple[str, str, Optional[str]]], inputs: List[List[int]], cut: List[bool]) -> Any:
+        """``on_long=window``: each cut row scored in sentence windows (evaluators/neural/windows.py)."""
+        import numpy as np
+
+        from evalpipe.evaluators.neural.windows import weighted_mean, windows
+
+        parts = {}
+        for i in (i for i, c in enumerate(cut) if c):
+            s, h, r = rows[i]
+            used = (0, 1, 2) if self.version == "24" else (1, 2) if r is not None else (1, 0)
+            found = windows(rows[i], used, lambda row: not self._encode([row])[1][0])
+            if found is not None:
+                parts[i] = found
+        flat = [p for i in sorted(parts) for p in parts[i]]
+        window_inputs, window_cut = self._encode(flat)
+        keep = [i for i in range(len(rows)) if i not in parts]
+        scores = self.model.score([inputs[i] for i in keep] + window_inputs)
+        out = np.zeros(len(rows), dtype=np.float32)
+        out[keep] = scores[:len(keep)]
+        at = len(keep)
+        for i in sorted(parts):
+            n = len(parts[i])
+            out[i] = weighted_mean(scores[at:at + n].tolist(), parts[i])
+            cut[i] = any(window_cut[at - len(keep):at - len(keep) + n])
+            self.last_windowed[i] = True
+            at += n
+        self.model.truncated += sum(cut)
+        return out
 
     def utility_matrices(self, candidates: Sequence[Sequence[str]],
                          pseudo_references: Optional[Sequence[Sequence[str]]], sources: Sequence[str],
@@ -189,4 +246,6 @@ class MetricX(Metric):
         installed = installed_version()
         ref = "no" if self.options["qe"] or nrefs == 0 else "yes"
         return (f"metricx|model:{self.model.folder.resolve().name}@{self.model.content_id()}|v{self.version}"
-                f"|ref:{ref}|{self.options['dtype']}|maxlen:{self.max_length}|version:{installed}")
+                f"|ref:{ref}|{self.options['dtype']}|maxlen:{self.max_length}"
+                + ("|inputs:mbrs" if self.options["inputs"] == "mbrs" else "")
+                + ("|long:window" if self.options["on_long"] == "window" else "") + f"|version:{installed}")

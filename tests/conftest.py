@@ -7,6 +7,7 @@ project root when it is there, and skip when it is not.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -92,6 +93,33 @@ def child_env() -> dict:
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)
     return env
+
+
+@pytest.fixture(scope="session")
+def comet_python() -> Path:
+    """unbabel-comet 2.2.7 in its own virtual environment (it pins numpy<2), with mbrs 0.1.8 ``--no-deps`` in
+    ``mbrs/`` beside it: built once a machine (cached_anchor).  torch 2.13.0, setuptools<81 and sentencepiece 0.2.0:
+    ../shared/notes/comet-offline.md says why each pin; its transformers (4.57) is also what mbrs 0.1.8's MetricX
+    class imports from."""
+    folder = cached_anchor("unbabel-comet-2.2.7", [
+        [sys.executable, "-m", "venv", "--clear", "{dir}"],
+        ["{dir}/bin/python", "-m", "pip", "install", "-q", "torch==2.13.0", "unbabel-comet==2.2.7", "numpy<2",
+         "setuptools<81", "sentencepiece==0.2.0"],
+        ["{dir}/bin/python", "-m", "pip", "install", "-q", "--no-deps", "--target", "{dir}/mbrs", "mbrs==0.1.8"]])
+    return folder / "bin" / "python"
+
+
+def comet_anchor(python: Path, *args: str, mbrs: bool = False, **env_vars: str) -> object:
+    """Run an anchor script (tests/anchors/...) with the comet environment's ``python``, offline, one thread, mbrs on
+    its path when asked, ``env_vars`` added; the JSON of its last stdout line."""
+    env = child_env()
+    env.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", **env_vars)
+    env.pop("PYTHONPATH", None)
+    if mbrs:
+        env["PYTHONPATH"] = str(Path(python).parents[1] / "mbrs")  # beside the environment's bin/
+    done = subprocess.run([str(python), *args], capture_output=True, text=True, env=env, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _hypothesis_profiles() -> None:

@@ -1,8 +1,7 @@
 """COMET-family models (issue 35 parts 2-4) against unbabel-comet 2.2.7's and mbrs 0.1.8's own code.
 
-unbabel-comet pins numpy<2, so it runs in its own environment, built at test time from PyPI (``comet_env``: torch
-2.13.0, unbabel-comet 2.2.7, numpy<2, setuptools<81, sentencepiece 0.2.0 -- ../shared/notes/comet-offline.md says
-why each pin; mbrs 0.1.8 ``--no-deps`` beside it) and kept in ``.pytest_cache/anchors`` between runs.  Its scripts
+unbabel-comet pins numpy<2, so it runs in its own environment, built at test time from PyPI (conftest's
+``comet_python``, with mbrs 0.1.8 ``--no-deps`` beside it; kept in the anchor cache between runs).  Its scripts
 are ``tests/anchors/comet_models.py`` (tiny models built and saved with unbabel-comet's own classes, and
 ``load_from_checkpoint(...).predict(...)``) and ``tests/anchors/mbrs_comet.py`` (mbrs's ``DecoderMBR``,
 ``DecoderAggregateMBR`` with ``MetricCOMET``, ``DecoderRerank`` with ``MetricCOMETkiwi``).
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DATA, ROOT, SHARED, cached_anchor, child_env, lines, script
+from conftest import DATA, ROOT, SHARED, child_env, comet_anchor as anchor, lines, script
 
 pytest.importorskip("torch", reason="COMET models need torch (extra evalpipe[comet])")
 pytest.importorskip("tokenizers", reason="COMET models need tokenizers (extra evalpipe[comet])")
@@ -33,32 +32,6 @@ from evalpipe import load_metric, mbr  # noqa: E402
 ANCHORS = ROOT / "tests" / "anchors"
 NEWS = (SHARED if (SHARED / "wmt21.news").is_dir() else DATA) / "wmt21.news"
 TOL = 1e-5
-
-
-def _build_env() -> Path:
-    """unbabel-comet 2.2.7 in its own virtual environment (conftest.cached_anchor: built once a machine)."""
-    folder = cached_anchor("unbabel-comet-2.2.7", [
-        [sys.executable, "-m", "venv", "--clear", "{dir}"],
-        ["{dir}/bin/python", "-m", "pip", "install", "-q", "torch==2.13.0", "unbabel-comet==2.2.7", "numpy<2",
-         "setuptools<81", "sentencepiece==0.2.0"],
-        ["{dir}/bin/python", "-m", "pip", "install", "-q", "--no-deps", "--target", "{dir}/mbrs", "mbrs==0.1.8"]])
-    return folder / "bin" / "python"
-
-
-@pytest.fixture(scope="session")
-def comet_python():
-    return _build_env()
-
-
-def anchor(python: Path, *args: str, mbrs: bool = False) -> object:
-    env = child_env()
-    env.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
-    env.pop("PYTHONPATH", None)
-    if mbrs:
-        env["PYTHONPATH"] = str(Path(python).parents[1] / "mbrs")  # beside the environment's bin/
-    done = subprocess.run([str(python), *args], capture_output=True, text=True, env=env, timeout=1200)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="session")
@@ -464,3 +437,36 @@ def test_two_checkpoints_never_sign_alike(tmp_path):
     second = tiny.build(tmp_path / "b" / "wmt22-comet-da", "regression", seed=2)
     signatures = {load_metric("comet", model=str(f)).signature(1) for f in (first, second)}
     assert len(signatures) == 2 and all(s.startswith("comet|model:wmt22-comet-da@") for s in signatures)
+
+
+@pytest.mark.parametrize("name", ["regression", "referenceless", "unified-ref", "unified-kiwi"])
+def test_score_corpus_counts_the_inputs_the_encoder_cuts(models, tmp_path, name):
+    """COMET cuts a text past the encoder's positions (and a joint input past them) without a word; score-corpus
+    counts, per system, the segments of which anything the model reads was cut: the table's note and the JSON.
+    Built so the count is known: in system A rows 1 and 3 have a hypothesis of ~1,600 words (each text cut); row 4's
+    source is that long (read by every family); row 2's source has 100 words (~285 pieces: it fits alone, and beside
+    a sentence), and so has system B's row 2 hypothesis: B's row 2 is cut only where hypothesis and source are read
+    together (the unified families: one joint input), so B counts 2 there and 1 for the families that encode each
+    text alone (regression, referenceless)."""
+    plugin, uses_ref = FAMILIES[name]
+    src, ref = lines(NEWS / "sources" / "en-de.txt")[:6], lines(NEWS / "references" / "en-de.refA.txt")[:6]
+    words = " ".join(ref).split()
+    long, half = " ".join(words * 12), " ".join((words * 3)[:100])
+    a, b = list(ref), list(ref)
+    a[1] = a[3] = src[4] = long
+    b[2] = src[2] = half
+    files = {}
+    for key, value in (("src", src), ("ref", ref), ("A", a), ("B", b)):
+        files[key] = tmp_path / f"{key}.txt"
+        files[key].write_text("\n".join(value) + "\n", encoding="utf-8")
+    args = [script("evalpipe"), "score-corpus", "-m", plugin, "-o", f"{plugin}.model={models[name]}", "--source",
+            files["src"], *(["-r", files["ref"]] if uses_ref else []), files["A"], files["B"]]
+    done = subprocess.run([*map(str, args), "-f", "json"], capture_output=True, text=True, env=child_env(),
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    notes = {Path(r["system"]).name: r.get("note", "") for r in json.loads(done.stdout)["results"]}
+    limit = load_metric(plugin, model=str(models[name])).max_length
+    assert notes["A.txt"] == f"3 of 6 segments cut at the model's {limit}-token input limit", notes
+    assert notes["B.txt"].startswith(f"{2 if name.startswith('unified') else 1} of 6 segments cut"), notes
+    table = subprocess.run(list(map(str, args)), capture_output=True, text=True, env=child_env(), timeout=600)
+    assert "Note: " in table.stdout and "3 of 6 segments cut" in table.stdout, table.stdout

@@ -22,7 +22,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="MetricX needs torch (extra evalpipe[metricx])")
 pytest.importorskip("tokenizers", reason="MetricX needs tokenizers (extra evalpipe[metricx])")
 
-from conftest import child_env, script  # noqa: E402
+from conftest import child_env, comet_anchor, comet_python, script  # noqa: E402,F401
 
 from evalpipe import load_metric  # noqa: E402
 from evalpipe.errors import InputError, OptionError  # noqa: E402
@@ -200,6 +200,73 @@ def test_mbr_chooses_the_lowest_expected_score(models, tmp_path):
     assert max(abs(a - b) for a, b in zip(out["segments"][0]["utilities"], means)) <= 1e-5
 
 
+def _in_hub_cache(cache: Path, folder: Path, repo: str, tokenizer_repo: str = "google/mt5-xl") -> None:
+    """``folder`` (the spiece.model variant) laid out in a Hugging Face cache as ``repo``, and its tokenizer as
+    ``tokenizer_repo`` (mbrs 0.1.8 loads google/mt5-xl's tokenizer by hub id, whatever the model)."""
+    for name, files in ((repo, ("config.json", "model.safetensors", "spiece.model", "tokenizer_config.json")),
+                        (tokenizer_repo, ("config.json", "spiece.model", "tokenizer_config.json"))):
+        repo_dir = cache / ("models--" + name.replace("/", "--"))
+        (repo_dir / "snapshots" / "0123abcd").mkdir(parents=True)
+        (repo_dir / "refs").mkdir()
+        (repo_dir / "refs" / "main").write_text("0123abcd")
+        for file in files:
+            shutil.copy(folder / file, repo_dir / "snapshots" / "0123abcd" / file)
+
+
+@pytest.mark.parametrize("repo,limit", [("google/metricx-24-hybrid-large-v2p6", 1536),
+                                        ("google/metricx-23-large-v2p0", 1024)])
+def test_mbr_equals_mbrs(comet_python, models, tmp_path, repo, limit):
+    """``evalpipe mbr -m metricx -o metricx.inputs=mbrs`` against mbrs 0.1.8's ``DecoderMBR`` with
+    ``MetricMetricX``, run unchanged (tests/anchors/mbrs_metricx.py) on the tiny model laid out in a Hugging Face
+    cache under the hub ids mbrs knows (evalpipe reads the same hub id there): the same input ids, expected scores
+    within 1e-5 and the same choices (``--ties mbrs``: torch.topk's pick among equal utilities), on 8 real segments
+    of 6 candidates and a ninth past the length limit (those 8 rows joined, three times).  The ninth is not other
+    real rows: the anchor's environment pins sentencepiece 0.2.0 (unbabel-comet needs it), evalpipe's has 0.2.3, and
+    the two break some exact ties between two segmentations differently (``$1,000`` in row 11: ``0|00``, ``00|0``).
+
+    mbrs builds its inputs otherwise than metricx's predict.py (evalpipe's default, the metric's authors'): each part
+    tokenized on its own, no EOS, ``limit`` tokens kept where predict.py keeps ``limit - 1``; and where sentencepiece
+    meets an exact tie, what came before can decide it, so a part tokenized alone can differ from the same words in
+    the whole text.  mbrs after 0.1.8 sets ``is_encoder_decoder`` in its decoder's config as metricx does; in
+    transformers that flag only picks the decoder's cache container, so both give these numbers."""
+    cache = tmp_path / "hub"
+    _in_hub_cache(cache, models["spiece"], repo)
+    systems = sorted((DEMO / "systems").glob("*.de"))[:6]
+    outputs = [lines(p, 8) + [" ".join(lines(p, 8) * 3)] for p in systems]
+    src = lines(SRC, 8) + [" ".join(lines(SRC, 8) * 3)]
+    files = []
+    for k, out in enumerate(outputs):
+        files.append(tmp_path / f"cand{k}.de")
+        files[-1].write_text("\n".join(out) + "\n", encoding="utf-8")
+    (tmp_path / "src.en").write_text("\n".join(src) + "\n", encoding="utf-8")
+    segments = tmp_path / "segments.json"
+    segments.write_text(json.dumps([{"source": s, "candidates": [o[g] for o in outputs]} for g, s in enumerate(src)]))
+    want = comet_anchor(comet_python, str(Path(__file__).parent / "anchors" / "mbrs_metricx.py"), repo, str(segments),
+                        mbrs=True, HF_HUB_CACHE=str(cache))["segments"]
+    env = dict(child_env(), HF_HUB_CACHE=str(cache), HF_HUB_OFFLINE="1")
+    done = subprocess.run([script("evalpipe"), "mbr", "-m", "metricx", "-o", f"metricx.model={repo}", "-o",
+                           "metricx.inputs=mbrs", "--ties", "mbrs", "--source", tmp_path / "src.en", "-f", "json",
+                           *files],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)["segments"]
+    from evalpipe.evaluators.metricx import input_parts, input_text
+
+    folder = str(cache / ("models--" + repo.replace("/", "--")) / "snapshots" / "0123abcd")
+    metric = load_metric("metricx", model=folder, inputs="mbrs")
+    assert len(got) == len(want) == 9
+    for g, (mine, theirs) in enumerate(zip(got, want)):
+        cands = [o[g] for o in outputs]
+        ids, cut = metric.model.part_inputs([input_parts(metric.version, src[g], cands[0], r) for r in cands[:2]],
+                                            limit)
+        assert ids == theirs["ids"] and cut == [g == 8] * 2, g
+        assert max(abs(a - b) for a, b in zip(mine["utilities"], theirs["utilities"])) <= 1e-5, g
+        assert mine["choice"] == theirs["choice"], g
+    assert len({s["choice"] for s in want}) > 1  # the choices vary
+    predict_ids, _ = metric.model.inputs([input_text(metric.version, src[8], outputs[0][8], outputs[1][8])], limit)
+    assert len(predict_ids[0]) == limit - 1 and len(want[8]["ids"][1]) == limit
+
+
 def test_add_metric_writes_mtme_files_negated(models, tmp_path):
     root = tmp_path / "mtme"
     shutil.copytree(Path(__file__).parent / "data" / "wmt21.news", root / "wmt21.news")
@@ -310,3 +377,63 @@ def test_the_table_prints_a_model_metric_with_its_own_decimals(models):
     assert len(row[1].split(".")[1]) == 4 and len(row[2].split(".")[1]) == 2
     row = run(*common, "-w", "1").stdout.splitlines()[1].split()
     assert len(row[1].split(".")[1]) == 1 and len(row[2].split(".")[1]) == 1
+
+
+def test_on_long_window_scores_long_segments_in_sentence_windows(models, tmp_path):
+    """``-o metricx.on_long=window`` (evaluators/neural/windows.py) on real three-sentence segments past a 140-token
+    limit: where source, hypothesis and reference split into as many sentences, the windows are those sentences in
+    order, each fits (or is one sentence, cut and counted), none could take its next sentence, and the segment's score is the mean of the windows' own
+    scores weighted by hypothesis characters; a segment whose fields do not pair up is cut as ``truncate`` cuts it
+    (and counted); a segment that fits scores as without windows.  score-corpus's note counts both."""
+    from evalpipe.evaluators.metricx import input_text
+    from evalpipe.evaluators.neural.windows import sentences, windows
+
+    src, ref, hyp = (lines(p, 60) for p in (SRC, REF, SYSTEMS[0]))
+    rows = [tuple(" ".join(f[i:i + 3]) for f in (src, hyp, ref)) for i in range(0, 60, 3)]
+    rows.append((src[0], hyp[0], ref[0]))  # one that fits
+    S, H, R = (list(f) for f in zip(*rows))
+    common = dict(model=str(models["json"]), max_input_length=140, threads=1)
+    window = load_metric("metricx", on_long="window", **common)
+    plain = load_metric("metricx", **common)
+    got, base = window.score_rows(S, H, R), plain.score_rows(S, H, R)
+    long = list(plain.last_cut)
+
+    def fits(row):
+        return not plain.model.inputs([input_text("24", *row)], 140)[1][0]
+
+    split = 0
+    for i, row in enumerate(rows):
+        counts = {len(sentences(f)) for f in row}
+        if not long[i]:
+            assert not window.last_windowed[i] and abs(got[i] - base[i]) <= 1e-6
+        elif len(counts) != 1 or counts == {1}:
+            assert not window.last_windowed[i] and window.last_cut[i] and abs(got[i] - base[i]) <= 1e-6, i
+        else:
+            split += 1
+            parts = windows(row, (0, 1, 2), fits)
+            assert window.last_windowed[i] and len(parts) > 1
+            for k in range(3):
+                assert " ".join(p[k] for p in parts).split() == row[k].split()
+            assert all(fits(p) for p in parts if len(sentences(p[1])) > 1)  # one sentence alone may not fit: cut
+            assert window.last_cut[i] == any(not fits(p) for p in parts)
+            n = len(sentences(row[1]))
+            starts = [0]
+            for p in parts:
+                starts.append(starts[-1] + len(sentences(p[1])))
+            for p, lo, hi in zip(parts, starts, starts[1:]):
+                if hi < n:  # the next sentence would not fit
+                    bigger = tuple(" ".join(sentences(row[k])[lo:hi + 1]) for k in range(3))
+                    assert not fits(bigger)
+            own = plain.score_rows(*(list(f) for f in zip(*parts)))
+            weights = [len(p[1]) for p in parts]
+            assert abs(got[i] - sum(s * w for s, w in zip(own, weights)) / sum(weights)) <= 1e-5
+    assert split >= 5 and sum(long) > split  # both kinds of long segment occur
+    for name, field in (("src.en", S), ("hyp.de", H), ("ref.de", R)):
+        (tmp_path / name).write_text("\n".join(field) + "\n", encoding="utf-8")
+    done = run("score-corpus", "-m", "metricx", "-o", f"metricx.model={models['json']}", "-o",
+               "metricx.max_input_length=140", "-o", "metricx.on_long=window", "--source", tmp_path / "src.en", "-r",
+               tmp_path / "ref.de", tmp_path / "hyp.de", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    note = json.dumps(json.loads(done.stdout))
+    assert f"{split} of {len(rows)} segments scored in sentence windows" in note, note
+    assert "|long:window|" in note

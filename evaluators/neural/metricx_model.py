@@ -76,6 +76,15 @@ class Pieces:
             return [e.ids for e in self._fast.encode_batch(list(texts), add_special_tokens=False)]
         return [list(ids) for ids in self._sp.encode(list(texts))]
 
+    def encode_continued(self, texts: Sequence[str]) -> List[List[int]]:
+        """The pieces of each text as transformers' slow ``T5Tokenizer(legacy=False)`` makes them (what mbrs 0.1.8
+        reads): the text after a word boundary, encoded behind ``<unk>`` whose pieces are then dropped."""
+        if self._sp is None:
+            raise InputError("-o metricx.inputs=mbrs reads spiece.model, as mbrs's T5Tokenizer does; this folder has "
+                             "tokenizer.json only (give -o metricx.tokenizer=DIR with spiece.model)", str(self.path))
+        skip = len(self._sp.encode("<unk>"))
+        return [list(ids[skip:]) for ids in self._sp.encode(["<unk>\u2581" + t.replace("\u2581", " ") for t in texts])]
+
 
 def read_config(folder: Path) -> Dict[str, Any]:
     path = folder / "config.json"
@@ -159,6 +168,18 @@ class MetricXModel:
         if not hasattr(self, "_content_id"):
             self._content_id = content_id(self.files)
         return self._content_id
+
+    def part_inputs(self, rows: Sequence[Sequence[str]], max_length: int) -> Tuple[List[List[int]], List[bool]]:
+        """Each row's input ids as mbrs 0.1.8 makes them: each part (prefix and text) tokenized on its own, the parts
+        joined, no EOS, cut at ``max_length`` tokens; and whether it was cut."""
+        import time
+
+        start = time.perf_counter()
+        distinct = sorted({part for row in rows for part in row})
+        ids = dict(zip(distinct, self.pieces.encode_continued(distinct)))
+        joined = [[i for part in row for i in ids[part]] for row in rows]
+        self.timings["tokenize"] += time.perf_counter() - start
+        return [j[:max_length] for j in joined], [len(j) > max_length for j in joined]
 
     def inputs(self, texts: Sequence[str], max_length: int) -> Tuple[List[List[int]], List[bool]]:
         """Each text's input ids as predict.py makes them, and whether it was cut."""

@@ -103,6 +103,11 @@ class CometModel:
         self._cache: "OrderedDict[Hashable, object]" = OrderedDict()
         self._cache_size = cache
         self.timings: Dict[str, float] = {"tokenize": 0.0, "encode": 0.0, "estimate": 0.0}
+        #: texts (and joint inputs) cut at the encoder's limit so far: score() flags the rows that hold one
+        #: (``last_cut``); rare, so kept whole, and a cached vector's text was tokenized, hence seen, before
+        self.long_texts: set = set()
+        self.long_rows: set = set()
+        self.last_cut: List[bool] = []
 
     def _load(self, state: Dict[str, object]) -> None:
         enc, head = {}, {}
@@ -132,8 +137,9 @@ class CometModel:
 
         start = time.perf_counter()
         keep = self.encoder.max_positions - 4
-        out = [[self.bos, *e.ids[:keep], self.eos] for e in self.tokenizer.encode_batch(list(texts),
-                                                                                        add_special_tokens=False)]
+        encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        self.long_texts.update(t for t, e in zip(texts, encoded) if len(e.ids) > keep)
+        out = [[self.bos, *e.ids[:keep], self.eos] for e in encoded]
         self.timings["tokenize"] += time.perf_counter() - start
         return out
 
@@ -142,10 +148,13 @@ class CometModel:
         seq = parts[0]
         for other in parts[1:]:
             seq = [self.bos, *seq[1:-1], self.eos, self.eos, *other[1:-1], self.eos]
-        inner = sum(len(p) - 2 for p in parts)
-        if inner > self.encoder.max_positions - (1 + 2 * len(parts)):
+        if self.joint_too_long(parts):
             seq = seq[:self.encoder.max_positions]
         return seq
+
+    def joint_too_long(self, parts: Sequence[List[int]]) -> bool:
+        """Whether COMET cuts the joint input of ``parts`` at the encoder's positions."""
+        return sum(len(p) - 2 for p in parts) > self.encoder.max_positions - (1 + 2 * len(parts))
 
     # -- encoding -----------------------------------------------------------------------------
     def _run(self, sequences: List[List[int]], mt_lens: Optional[List[int]] = None):
@@ -255,7 +264,7 @@ class CometModel:
         the vector cache, not the corpus."""
         if references is None and self.needs_reference:
             raise InputError(f"this {self.family} model needs references")
-        out = []
+        out, self.last_cut = [], []
         for lo in range(0, len(hypotheses), chunk):
             hi = lo + chunk
             src, mt = sources[lo:hi], hypotheses[lo:hi]
@@ -267,6 +276,9 @@ class CometModel:
         if not self.joint_input:
             vectors, index = self.table([*mt, *src, *(ref or [])])
             rows = (lambda texts: [index[t] for t in texts])
+            reads_ref = ref is not None and self.family == "regression_metric"
+            self.last_cut += [m in self.long_texts or s in self.long_texts or (reads_ref and r in self.long_texts)
+                              for m, s, r in zip(mt, src, ref or mt)]
             return self.estimate(vectors, rows(mt), rows(src),
                                  rows(ref) if self.family == "regression_metric" else None)
         use_ref = ref is not None and self.reads_reference
@@ -287,6 +299,7 @@ class CometModel:
             words = sorted({text for r in todo for _, text in r})
             ids = dict(zip(words, self.tokens(words)))
             sequences = [self.joint([ids[text] for _, text in r]) for r in todo]
+            self.long_rows.update(r for r in todo if self.joint_too_long([ids[text] for _, text in r]))
             mt_lens = [min(len(ids[r[0][1]]), len(q)) for r, q in zip(todo, sequences)] if xcomet else None
             for r, vector in zip(todo, self._run(sequences, mt_lens)):
                 found[r] = vector
@@ -295,6 +308,8 @@ class CometModel:
         vectors = torch.stack([found[r][0] if xcomet else found[r] for r in distinct])
         scores = self.estimate(vectors, range(len(distinct)))
         where = {r: i for i, r in enumerate(distinct)}
+        long_rows = [r in self.long_rows or any(text in self.long_texts for _, text in r) for r in rows]
+        self.last_cut += [any(long_rows[k * len(mt) + i] for k in range(len(layouts))) for i in range(len(mt))]
         per_layout = np.array([scores[where[r]] for r in rows], dtype=np.float32).reshape(len(layouts), len(mt))
         if xcomet:
             return self._xcomet_scores(per_layout, [[found[rows[k * len(mt) + i]][1] for k in range(len(layouts))]

@@ -19,7 +19,7 @@ from evalpipe.registry import ScoresSpec
 #: segments per chunk (every system's rows of a chunk go to the model together)
 CHUNK = 4096
 
-log = logging.getLogger("evalpipe.comet")
+log = logging.getLogger("evalpipe.neural")
 
 
 def reads_source(spec: Any) -> bool:
@@ -56,6 +56,7 @@ def attach_model_scores(systems: Sequence[Any], specs: Sequence[Any], sources: O
             refs = texts[0].references[0]
         scores: List[List[float]] = [[] for _ in systems]
         cut = [0] * len(systems)  # inputs the model cut at its length limit, per system (metrics that say so)
+        windowed = [0] * len(systems)  # and inputs it scored in sentence windows (on_long=window)
         start, spent = time.perf_counter(), dict(metric.model.timings)
         for lo in range(0, n, CHUNK):
             hi = min(n, lo + CHUNK)
@@ -64,19 +65,23 @@ def attach_model_scores(systems: Sequence[Any], specs: Sequence[Any], sources: O
             rows_hyp = [h for data in texts for h in data.hypotheses[lo:hi]]
             got = metric.score_rows(rows_src, rows_hyp, rows_ref).tolist()
             flags = getattr(metric, "last_cut", None) or []
+            windows = getattr(metric, "last_windowed", None) or []
             for k in range(len(systems)):
                 scores[k] += got[k * (hi - lo):(k + 1) * (hi - lo)]
                 cut[k] += sum(flags[k * (hi - lo):(k + 1) * (hi - lo)])
+                windowed[k] += sum(windows[k * (hi - lo):(k + 1) * (hi - lo)])
         took = time.perf_counter() - start
         parts = {k: v - spent[k] for k, v in metric.model.timings.items()}
         log.debug("%s: %d rows in %.2f s: tokenization %.2f s, encoder %.2f s, estimator %.2f s, the rest %.2f s",
                   spec.name, n * len(systems), took, parts["tokenize"], parts["encode"], parts["estimate"],
                   took - sum(parts.values()))
-        for system, values, count in zip(systems, scores, cut):
+        for system, values, count, split in zip(systems, scores, cut, windowed):
             system.scores[spec.name] = ScorePairs(values, [], system.name)
+            said = [f"{split} of {n} segments scored in sentence windows"] if split else []
             if count:
-                system.notes[spec.name] = (f"{count} of {n} segments cut at the model's {metric.max_length}-token "
-                                           f"input limit")
+                said.append(f"{count} of {n} segments cut at the model's {metric.max_length}-token input limit")
+            if said:
+                system.notes[spec.name] = "; ".join(said)
                 log.warning("%s on %s: %s", spec.name, system.name, system.notes[spec.name])
         direction = "higher" if metric.higher_is_better else "lower"  # (MetricX: lower is better)
         out.append(ScoresSpec.of(spec.name, {"direction": direction}, origin=metric.signature(1 if refs else 0)))
