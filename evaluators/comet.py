@@ -10,10 +10,10 @@ referenceless models), and ``references`` is ``(source, reference)`` in the Pyth
 sources with ``--source``.
 
 Options: ``model`` (the model folder, :mod:`evalpipe.evaluators.neural.checkpoint`; required), ``batch_size``
-(inputs per forward pass, default 64), ``device`` (``auto``: the GPU torch sees, else the CPU), ``threads`` (CPU
-threads; 0: every core for a batch of 16 inputs or more, one below).  ``block_stats`` scores many segments in one
-pass (``serve`` batches the SCORE lines that arrive together; score-corpus whole corpora), each distinct sentence
-encoded once.  The forward pass and its
+(inputs per forward pass, default 64), ``batch_tokens`` (padded tokens per pass at most; 0: off), ``device``
+(``auto``: the GPU torch sees, else the CPU), ``threads`` (CPU threads; 0: every core for a batch of 16 inputs or
+more, one below).  ``block_stats`` scores many segments in one pass (``serve`` batches the SCORE lines that arrive
+together; score-corpus whole corpora), each distinct sentence encoded once.  The forward pass and its
 equality to unbabel-comet 2.2.7: :mod:`evalpipe.evaluators.neural`.
 """
 from __future__ import annotations
@@ -35,6 +35,8 @@ class Comet(Metric):
     OPTIONS = {"model": Option(str, "", "the model folder: hparams.yaml, checkpoints/model.ckpt, the encoder's "
                                         "config.json and tokenizer.json"),
                "batch_size": Option(int, 64, "inputs per forward pass", minimum=1),
+               "batch_tokens": Option(int, 0, "padded tokens per forward pass at most, short inputs many to a "
+                                              "batch (0: batch_size inputs only)", minimum=0),
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
                                                 "more, one for smaller ones)", minimum=0)}
@@ -64,6 +66,7 @@ class Comet(Metric):
         from evalpipe.evaluators.neural.scorer import CometModel
 
         self.model = CometModel(self.options["model"], device, self.options["batch_size"], self.options["threads"])
+        self.model.batch_tokens = self.options["batch_tokens"]
         self.max_length = self.model.encoder.max_positions - 2  # tokens the encoder reads (<s> and </s> included)
         self.uses_reference = self.with_reference and self.model.reads_reference
         if self.with_reference and not self.model.reads_reference:

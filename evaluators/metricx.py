@@ -24,8 +24,8 @@ version's), ``on_long`` (``truncate``: cut as predict.py does, counted; ``error`
 1`` tokens, as predict.py feeds the model; ``mbrs``: as mbrs 0.1.8's ``MetricMetricX`` feeds it, each part --
 ``source: S``, `` candidate: H``, `` reference: R`` -- tokenized on its own by ``spiece.model`` as transformers'
 slow ``T5Tokenizer`` does, joined, at most ``max_input_length`` tokens; the two differ past the limit by one token
-and, rarely, where sentencepiece meets an exact tie between two segmentations), ``batch_size``, ``device``,
-``threads``, ``dtype`` (``fp32``; ``bf16``/``fp16`` on a GPU).
+and, rarely, where sentencepiece meets an exact tie between two segmentations), ``batch_size``, ``batch_tokens``
+(:mod:`evalpipe.evaluators.neural.batches`), ``device``, ``threads``, ``dtype`` (``fp32``; ``bf16``/``fp16`` on a GPU).
 """
 from __future__ import annotations
 
@@ -83,9 +83,11 @@ class MetricX(Metric):
                "inputs": Option(str, "predict", "how inputs become token ids: predict (metricx's predict.py) or "
                                                 "mbrs (mbrs 0.1.8's MetricMetricX)", choices=("predict", "mbrs")),
                "batch_size": Option(int, 16, "inputs per forward pass", minimum=1),
+               "batch_tokens": Option(int, 0, "padded tokens per forward pass at most, short inputs many to a "
+                                              "batch (0: batch_size inputs only)", minimum=0),
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
-                                                "more, one for smaller ones)", minimum=0),
+                                         "more, one for smaller ones)", minimum=0),
                "dtype": Option(str, "fp32", "fp32, bf16 or fp16", choices=("fp32", "bf16", "fp16"))}
     segment_mean = True
     batched = True
@@ -106,6 +108,7 @@ class MetricX(Metric):
         from evalpipe.evaluators.neural.metricx_model import MetricXModel
 
         self.model = MetricXModel(o["model"], o["tokenizer"], o["device"], o["batch_size"], o["threads"], o["dtype"])
+        self.model.batch_tokens = o["batch_tokens"]
         self.version = o["version"] if o["version"] != "auto" else self._version_from_name()
         self.max_length = o["max_input_length"] or MAX_LENGTH[self.version]
         self.uses_reference = not o["qe"]

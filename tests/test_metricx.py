@@ -11,10 +11,8 @@ shipped demo text.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="MetricX needs torch (extra evalpipe[metricx])")
 pytest.importorskip("tokenizers", reason="MetricX needs tokenizers (extra evalpipe[metricx])")
 
-from conftest import child_env, comet_anchor, comet_python, script  # noqa: E402,F401
+from conftest import child_env, comet_anchor, script  # noqa: E402
 
 from evalpipe import load_metric  # noqa: E402
 from evalpipe.errors import InputError, OptionError  # noqa: E402
@@ -382,8 +380,8 @@ def test_the_table_prints_a_model_metric_with_its_own_decimals(models):
 def test_on_long_window_scores_long_segments_in_sentence_windows(models, tmp_path):
     """``-o metricx.on_long=window`` (evaluators/neural/windows.py) on real three-sentence segments past a 140-token
     limit: where source, hypothesis and reference split into as many sentences, the windows are those sentences in
-    order, each fits (or is one sentence, cut and counted), none could take its next sentence, and the segment's score is the mean of the windows' own
-    scores weighted by hypothesis characters; a segment whose fields do not pair up is cut as ``truncate`` cuts it
+    order, each fits (or is one sentence, cut and counted), none could take its next sentence, and the segment's
+    score is the mean of the windows' own scores weighted by hypothesis characters; a segment whose fields do not pair up is cut as ``truncate`` cuts it
     (and counted); a segment that fits scores as without windows.  score-corpus's note counts both."""
     from evalpipe.evaluators.metricx import input_text
     from evalpipe.evaluators.neural.windows import sentences, windows
@@ -437,3 +435,23 @@ def test_on_long_window_scores_long_segments_in_sentence_windows(models, tmp_pat
     note = json.dumps(json.loads(done.stdout))
     assert f"{split} of {len(rows)} segments scored in sentence windows" in note, note
     assert "|long:window|" in note
+
+
+def test_batch_tokens_packs_short_inputs_many_to_a_batch(models, monkeypatch):
+    """``-o metricx.batch_tokens=N``: inputs sorted by length, each batch at most N padded tokens (inputs x the
+    longest) unless one input alone is longer, at most batch_size inputs; the scores are those of plain batches."""
+    src, ref, hyp = lines(SRC, 60), lines(REF, 60), lines(SYSTEMS[0], 60)
+    plain = load_metric("metricx", model=str(models["json"]), threads=1)
+    packed = load_metric("metricx", model=str(models["json"]), threads=1, batch_tokens=3000, batch_size=64)
+    seen = []
+    real = packed.model._batch
+
+    def record(batch):
+        seen.append((len(batch), max(map(len, batch))))
+        return real(batch)
+
+    monkeypatch.setattr(packed.model, "_batch", record)
+    got, want = packed.score_rows(src, hyp, ref), plain.score_rows(src, hyp, ref)
+    assert max(abs(a - b) for a, b in zip(got.tolist(), want.tolist())) <= 1e-5
+    assert sum(n for n, _ in seen) == 60 and all(n * width <= 3000 or n == 1 for n, width in seen)
+    assert max(n for n, _ in seen) > 16 > min(n for n, _ in seen)  # short inputs many to a batch, long ones few

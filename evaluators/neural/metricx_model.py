@@ -8,21 +8,20 @@ checkpoints ship without one: google-research/metricx runs ``google/mt5-xl``'s).
 
 Inputs are what google-research/metricx's ``predict.py`` builds: the text, tokenized, EOS added, cut at
 ``max_input_length`` tokens, and the last token removed -- so the pieces of the text, at most
-``max_input_length - 1`` of them.  Batches hold ``batch_size`` inputs sorted by length (padding with id 0, masked);
-on a GPU that runs out of memory a batch is halved down to one input.
+``max_input_length - 1`` of them.  Batches hold ``batch_size`` inputs sorted by length (padding with id 0, masked), or
+``batch_tokens`` padded tokens; on a GPU that runs out of memory a batch is halved down to one input
+(:mod:`evalpipe.evaluators.neural.batches`).
 """
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
 from evalpipe.errors import InputError, MissingDependency
 
-log = logging.getLogger("evalpipe.metricx")
 
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
@@ -159,6 +158,7 @@ class MetricXModel:
         kind = getattr(torch, DTYPES[dtype])
         self.model = MT5Scorer({k: weights[k].to(device=self.device, dtype=kind) for k in wanted}, self.config)
         self.batch_size = batch_size
+        self.batch_tokens = 0  # padded tokens a batch holds at most (0: batch_size inputs only)
         self.truncated = 0  # inputs cut at max_input_length since the model was loaded
         self.timings = {"tokenize": 0.0, "encode": 0.0, "estimate": 0.0}  # seconds spent (score-corpus logs them)
 
@@ -197,22 +197,11 @@ class MetricXModel:
 
         torch = _torch()
         began = time.perf_counter()
-        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        out = np.zeros(len(sequences), dtype=np.float32)
-        size, start = self.batch_size, 0
-        while start < len(order):
-            chunk = order[start:start + size]
-            try:
-                values = self._batch([sequences[i] for i in chunk])
-            except torch.cuda.OutOfMemoryError:
-                torch.cuda.empty_cache()
-                if size == 1:
-                    raise InputError("the GPU ran out of memory scoring one input alone; use -o device=cpu") from None
-                size = max(1, size // 2)
-                log.warning("GPU out of memory: batches of %d from here", size)
-                continue
-            out[chunk] = values
-            start += len(chunk)
+        from evalpipe.evaluators.neural.batches import run_in_batches
+
+        values = run_in_batches(torch, [len(q) for q in sequences], self.batch_size, self.batch_tokens,
+                                lambda chunk: self._batch([sequences[i] for i in chunk]).tolist())
+        out = np.asarray(values, dtype=np.float32).reshape(len(sequences))
         self.timings["encode"] += time.perf_counter() - began
         return out
 

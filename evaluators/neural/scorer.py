@@ -8,8 +8,9 @@ ones) or the GPU torch sees.
   hypothesis, reference) and however many rows share it; vectors are kept in a bounded LRU cache (``cache`` entries)
   so a served model or an MBR decoder reuses them across calls.
 * Unified models encode the joint sequence of a row, so identical rows are scored once.
-* Batches hold ``batch_size`` inputs sorted by token length (less padding); on a GPU that runs out of memory a batch is
-  split in halves down to one input before the error is one line.  Scores move by ~1e-6 with batch composition, as
+* Batches hold ``batch_size`` inputs sorted by token length (less padding), or ``batch_tokens`` padded tokens; on a
+  GPU that runs out of memory a batch is split in halves down to one input before the error is one line
+  (:mod:`evalpipe.evaluators.neural.batches`).  Scores move by ~1e-6 with batch composition, as
   unbabel-comet's own do.
 
 Tokenization is the encoder's ``tokenizer.json`` through the ``tokenizers`` library (what ``XLMRobertaTokenizerFast``
@@ -19,7 +20,6 @@ too long, as COMET's ``concat_sequences`` does.
 """
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
@@ -28,7 +28,6 @@ import numpy as np
 from evalpipe.errors import InputError, MissingDependency, UsageError
 from evalpipe.evaluators.neural.checkpoint import ModelFiles, locate
 
-log = logging.getLogger("evalpipe.comet")
 
 
 def _torch():
@@ -100,6 +99,7 @@ class CometModel:
         self.encoder.to(self.device).eval()
         self.head.to(self.device).eval()
         self.batch_size = batch_size
+        self.batch_tokens = 0  # padded tokens a batch holds at most (0: batch_size inputs only)
         self._cache: "OrderedDict[Hashable, object]" = OrderedDict()
         self._cache_size = cache
         self.timings: Dict[str, float] = {"tokenize": 0.0, "encode": 0.0, "estimate": 0.0}
@@ -160,27 +160,11 @@ class CometModel:
     def _run(self, sequences: List[List[int]], mt_lens: Optional[List[int]] = None):
         """Position-pooled vectors of token sequences (one tensor row each), in length-sorted batches; for xCOMET
         ``(vector, tag probabilities of the first mt_lens[i] tokens)``."""
-        torch = _torch()
-        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        out = [None] * len(sequences)
-        size = self.batch_size
-        start = 0
-        while start < len(order):
-            chunk = order[start:start + size]
-            try:
-                vectors = self._batch([sequences[i] for i in chunk], None if mt_lens is None else
-                                      [mt_lens[i] for i in chunk])
-            except torch.cuda.OutOfMemoryError:
-                torch.cuda.empty_cache()
-                if size == 1:
-                    raise InputError("the GPU ran out of memory scoring one input alone; use -o device=cpu") from None
-                size = max(1, size // 2)
-                log.warning("GPU out of memory: batches of %d from here", size)
-                continue
-            for i, v in zip(chunk, vectors):
-                out[i] = v
-            start += len(chunk)
-        return out
+        from evalpipe.evaluators.neural.batches import run_in_batches
+
+        return run_in_batches(_torch(), [len(q) for q in sequences], self.batch_size, self.batch_tokens,
+                              lambda chunk: self._batch([sequences[i] for i in chunk],
+                                                        None if mt_lens is None else [mt_lens[i] for i in chunk]))
 
     def _batch(self, batch: List[List[int]], mt_lens: Optional[List[int]] = None):
         torch = _torch()
