@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import re
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence
 
-from evalpipe.errors import InputError, OptionError, UsageError
-from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.errors import OptionError, UsageError
+from evalpipe.evaluators.neural.model_metric import ModelMetric
 from evalpipe.sufficient_stats.options import Option
 
 
-class Comet(Metric):
+class Comet(ModelMetric):
     """A COMET model's segment scores and their mean (module docstring)."""
 
     name = "comet"
-    STATS_FIELDS = ("sum", "count")
     OPTIONS = {"model": Option(str, "", "the model folder: hparams.yaml, checkpoints/model.ckpt, the encoder's "
                                         "config.json and tokenizer.json"),
                "batch_size": Option(int, 64, "inputs per forward pass", minimum=1),
@@ -39,20 +38,9 @@ class Comet(Metric):
                                               "batch (0: batch_size inputs only)", minimum=0),
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
-                                                "more, one for smaller ones)", minimum=0)}
-    #: places in score-corpus's table unless -w is given (comet-score prints 4)
-    decimals = 4
-    #: the corpus score is the mean of the segment scores (comet-compare's t-test applies)
-    segment_mean = True
-    #: scores many segments per forward pass: serve scores the SCORE lines that arrive together as one batch
-    batched = True
-    #: reads the source of each segment (the first of its reference fields)
-    reads_source = True
+                                         "more, one for smaller ones)", minimum=0)}
     #: False: scores without a reference (``cometkiwi``)
     with_reference = True
-    #: a segment scored alone or in a batch of other lengths differs in the last float32 bits (~1e-7: matrix products
-    #: of other shapes), as unbabel-comet's own scores move with its batch size; totals are exact sums of what came
-    EXACT_ACROSS_BATCHES = False
     #: the contract tests run it with a tiny model of this family (src/evalpipe/tiny_comet.py)
     CONTRACT_TINY_MODEL = "regression"
 
@@ -70,8 +58,8 @@ class Comet(Metric):
         self.max_length = self.model.encoder.max_positions - 2  # tokens the encoder reads (<s> and </s> included)
         self.uses_reference = self.with_reference and self.model.reads_reference
         if self.with_reference and not self.model.reads_reference:
-            raise OptionError(f"{self.name}: the model {self.options['model']} ({self.model.family}) reads no reference "
-                              f"(a quality-estimation model, CometKiwi-like): use -m cometkiwi")
+            raise OptionError(f"{self.name}: the model {self.options['model']} ({self.model.family}) reads no "
+                              f"reference (a quality-estimation model, CometKiwi-like): use -m cometkiwi")
         if not self.with_reference and self.model.needs_reference:
             raise OptionError(f"{self.name}: the model {self.options['model']} ({self.model.family}) needs a "
                               f"reference; use -m comet")
@@ -79,19 +67,6 @@ class Comet(Metric):
 
     def _fields(self) -> str:
         return "the source and one reference" if self.uses_reference else "the source (no reference)"
-
-    def check_references(self, references: Sequence[str]) -> Tuple[str, ...]:
-        refs = tuple(references)
-        if len(refs) != self.min_references:
-            raise InputError(f"{self.name}: expected {self._fields()} before the hypothesis, got {len(refs)} "
-                             f"field{'s' if len(refs) != 1 else ''}")
-        for r in refs:
-            if not isinstance(r, str):
-                raise InputError(f"{self.name}: expected strings, got {type(r).__name__}")
-        return refs
-
-    def segment_stats(self, hypothesis: str, references: Tuple[str, ...]) -> List[Any]:
-        return self.block_stats([hypothesis], [[r] for r in references])[0]
 
     def block_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[Any]]:
         scores = self.score_rows(references[0], hypotheses, references[1] if self.uses_reference else None)
@@ -104,8 +79,9 @@ class Comet(Metric):
         self.last_cut = self.model.last_cut  # (score-corpus counts them per system: the table's notes and the JSON)
         return scores
 
-    def utility_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]],
-                         sources: Sequence[str], aggregate: bool = False) -> List[Any]:
+    def utility_matrices(self, candidates: Sequence[Sequence[str]],
+                         pseudo_references: Optional[Sequence[Sequence[str]]], sources: Sequence[str],
+                         aggregate: bool = False) -> List[Any]:
         """MBR utilities of each segment (float32): ``candidates x pseudo-references`` model scores, or one column
         against the mean of the pseudo-references' vectors (``aggregate``), as mbrs 0.1.8's ``MetricCOMET``; for
         ``cometkiwi`` each candidate's own score (a column: a reranker, as mbrs's ``MetricCOMETkiwi``)."""
@@ -117,23 +93,9 @@ class Comet(Metric):
             if pseudo_references is not None or aggregate:
                 raise UsageError(f"{self.name} ranks each candidate by its own score: pseudo-references and "
                                  f"aggregation are not used (use -m comet for MBR against pseudo-references)")
-            flat = [c for cands in candidates for c in cands]
-            scores = self.score_rows([src for cands, src in zip(candidates, sources) for _ in cands], flat, None)
-            out, at = [], 0
-            for cands in candidates:
-                out.append(scores[at:at + len(cands)].reshape(len(cands), 1))
-                at += len(cands)
-            return out
+            return self.own_scores(candidates, sources)
         refs = candidates if pseudo_references is None else pseudo_references
         return self.model.mbr_matrices(candidates, refs, sources, aggregate)
-
-    def score_from_stats(self, stats: List[Any]) -> float:
-        total, count = stats
-        if count == 0:
-            from evalpipe.errors import Unscorable
-
-            raise Unscorable(f"{self.name}: no segment to score")
-        return float(total / count)
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         from evalpipe.evaluators.neural.checkpoint import model_name
@@ -151,5 +113,5 @@ class CometKiwi(Comet):
     name = "cometkiwi"
     with_reference = False
     CONTRACT_TINY_MODEL = "unified"
-    CONTRACT_EXAMPLES = [("the cat sat on the mat .", ["die Katze sass auf der Matte ."]), ("a dog barks", ["ein Hund"]),
-                         ("", ["leer"]), ("Ünïcödé words, ok?", ["Wörter, ok?"])]
+    CONTRACT_EXAMPLES = [("the cat sat on the mat .", ["die Katze sass auf der Matte ."]),
+                         ("a dog barks", ["ein Hund"]), ("", ["leer"]), ("Ünïcödé words, ok?", ["Wörter, ok?"])]

@@ -33,7 +33,7 @@ import re
 from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.errors import InputError, OptionError, UsageError
-from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.evaluators.neural.model_metric import ModelMetric
 from evalpipe.sufficient_stats.options import Option
 
 #: the input lengths google-research/metricx's README runs each version with
@@ -60,15 +60,12 @@ def input_text(version: str, source: str, hypothesis: str, reference: Optional[s
     return f"candidate: {hypothesis} reference: {reference}"
 
 
-class MetricX(Metric):
+class MetricX(ModelMetric):
     """A MetricX model's segment scores and their mean (module docstring)."""
 
     name = "metricx"
     label = "MetricX"
-    STATS_FIELDS = ("sum", "count")
     higher_is_better = False
-    #: places in score-corpus's table unless -w is given (predict.py's scores are floats; COMET's 4 beside them)
-    decimals = 4
     OPTIONS = {"model": Option(str, "", "the model folder (config.json, the weights, the mT5 tokenizer) or a hub id "
                                         "in the local Hugging Face cache"),
                "tokenizer": Option(str, "", "the folder of the mT5 tokenizer (tokenizer.json or spiece.model) when "
@@ -89,12 +86,8 @@ class MetricX(Metric):
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
                                          "more, one for smaller ones)", minimum=0),
                "dtype": Option(str, "fp32", "fp32, bf16 or fp16", choices=("fp32", "bf16", "fp16"))}
-    segment_mean = True
-    batched = True
-    reads_source = True
     #: without -r, score-corpus scores in QE mode (as if -o metricx.qe=true)
     reference_optional = True
-    EXACT_ACROSS_BATCHES = False
     CONTRACT_TINY_MODEL = "metricx"
 
     def __init__(self, **options: Any) -> None:
@@ -123,19 +116,8 @@ class MetricX(Metric):
                               f"or 24")
         return found.pop()
 
-    def check_references(self, references: Sequence[str]) -> Tuple[str, ...]:
-        refs = tuple(references)
-        if not 1 <= len(refs) <= self.max_references:
-            want = "the source" if self.options["qe"] else "the source, and the reference unless scoring without one"
-            raise InputError(f"metricx: expected {want} before the hypothesis, got {len(refs)} field"
-                             f"{'s' if len(refs) != 1 else ''}")
-        for r in refs:
-            if not isinstance(r, str):
-                raise InputError(f"metricx: expected strings, got {type(r).__name__}")
-        return refs
-
-    def segment_stats(self, hypothesis: str, references: Tuple[str, ...]) -> List[Any]:
-        return self.block_stats([hypothesis], [[r] for r in references])[0]
+    def _fields(self) -> str:
+        return "the source" if self.options["qe"] else "the source, and the reference unless scoring without one"
 
     def block_stats(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[List[Any]]:
         if len(references) > self.max_references:
@@ -212,13 +194,7 @@ class MetricX(Metric):
             if pseudo_references is not None:
                 raise UsageError("metricx with qe=true ranks each candidate by its own score: give no "
                                  "pseudo-references")
-            flat = [c for cands in candidates for c in cands]
-            scores = self.score_rows([s for cands, s in zip(candidates, sources) for _ in cands], flat, None)
-            out, at = [], 0
-            for cands in candidates:
-                out.append(scores[at:at + len(cands)].reshape(len(cands), 1))
-                at += len(cands)
-            return out
+            return self.own_scores(candidates, sources)
         refs = candidates if pseudo_references is None else pseudo_references
         rows_src, rows_hyp, rows_ref = [], [], []
         for cands, pseudo, src in zip(candidates, refs, sources):
@@ -234,14 +210,6 @@ class MetricX(Metric):
             out.append(np.asarray(scores[at:at + size], dtype=np.float32).reshape(len(cands), len(pseudo)))
             at += size
         return out
-
-    def score_from_stats(self, stats: List[Any]) -> float:
-        total, count = stats
-        if count == 0:
-            from evalpipe.errors import Unscorable
-
-            raise Unscorable("metricx: no segment to score")
-        return float(total / count)
 
     def signature(self, nrefs: Optional[int] = None) -> str:
         from evalpipe.evaluators.neural.weights import installed_version

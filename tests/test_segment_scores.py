@@ -85,6 +85,27 @@ def test_comet_compare_t_test(systems, tmp_path):
     assert results[0]["baseline"] and results[0]["p_value"] is None
 
 
+def test_an_undefined_t_test_prints_as_undefined(tmp_path):
+    """Where scipy's ttest_rel answers nan (the differences have no variance: identical systems, a constant shift;
+    or one segment), the p-value is undefined: null in the JSON (valid JSON, no NaN), a note saying why, and the
+    table prints no p-value -- never ``p=nan``."""
+    pytest.importorskip("scipy.stats")
+    for name, values in (("a", [0.5, 0.625, 0.75]), ("b", [0.5, 0.625, 0.75]), ("c", [0.75, 0.875, 1.0]),
+                         ("d", [0.4])):
+        (tmp_path / f"{name}.cc").write_text("".join(f"{v}\n" for v in values), encoding="utf-8")
+    for name, n in (("A", 3), ("B", 3), ("D", 1), ("E", 1)):
+        (tmp_path / f"{name}.txt").write_text("ein Satz\n" * n, encoding="utf-8")
+    for pair, systems in (("a.cc,b.cc", ["A.txt", "B.txt"]), ("a.cc,c.cc", ["A.txt", "B.txt"]),
+                          ("d.cc,d.cc", ["D.txt", "E.txt"])):
+        done = _run(["score-corpus", *systems, "--segment-scores", f"COMET={pair}", "--paired-ttest", "-f", "json"],
+                    cwd=tmp_path)
+        assert done.returncode == 0 and "NaN" not in done.stdout, done.stderr
+        other = json.loads(done.stdout)["results"][1]
+        assert other["p_value"] is None and other["statistic"] is None and "t-test undefined" in other["note"]
+        table = _run(["score-corpus", *systems, "--segment-scores", f"COMET={pair}", "--paired-ttest"], cwd=tmp_path)
+        assert "nan" not in table.stdout.lower() and "t-test undefined" in table.stdout, table.stdout
+
+
 def test_one_file_a_system_in_their_order_and_json_lines_with_a_field(systems, tmp_path):
     files, scores = systems
     plain = []

@@ -21,7 +21,7 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from evalpipe.corpus import demo_texts, write_atomically
 
@@ -90,6 +90,21 @@ def build(out: Path, family: str = "regression", texts: Optional[Sequence[str]] 
     return out
 
 
+def training_texts(paths: Optional[Sequence[str]]) -> Tuple[bool, Optional[List[str]]]:
+    """``(read, lines)``: the lines of the ``--text`` files (None when none is given: the demo's); ``read`` False
+    after one line on stderr saying which file could not be read."""
+    if not paths:
+        return True, None
+    texts: List[str] = []
+    for path in paths:
+        try:
+            texts += Path(path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"Error: {path}: {exc}", file=sys.stderr)
+            return False, None
+    return True, texts
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evalpipe.tiny_comet", description=__doc__.split("\n")[0])
     parser.add_argument("out", help="the folder to write")
@@ -98,15 +113,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                          "default: the shipped demo's source and reference")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    texts = None
-    if args.text:
-        texts = []
-        for path in args.text:
-            try:
-                texts += Path(path).read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError) as exc:
-                print(f"Error: {path}: {exc}", file=sys.stderr)
-                return 1
+    read, texts = training_texts(args.text)
+    if not read:
+        return 1
     try:
         build(Path(args.out), args.family, texts, args.seed)
     except ImportError as exc:  # torch, tokenizers or yaml missing: what to install, in one line

@@ -106,15 +106,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                          "default: the shipped demo's source and reference")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    texts = None
-    if args.text:
-        texts = []
-        for path in args.text:
-            try:
-                texts += Path(path).read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError) as exc:
-                print(f"Error: {path}: {exc}", file=sys.stderr)
-                return 1
+    from evalpipe.tiny_comet import training_texts
+
+    read, texts = training_texts(args.text)
+    if not read:
+        return 1
     try:
         build(Path(args.out), texts, args.seed)
     except ImportError as exc:

@@ -141,7 +141,13 @@ def paired_ttest(metric: Any, base: np.ndarray, other: np.ndarray) -> Tuple[Opti
 
         raise MissingDependency.module("scipy", "--paired-ttest") from None
     both = (base[:, 1] > 0) & (other[:, 1] > 0)  # segments scored in both systems (MTME's None: not scored)
-    found = stats.ttest_rel(base[both, 0] / base[both, 1], other[both, 0] / other[both, 1])
+    x, y = base[both, 0] / base[both, 1], other[both, 0] / other[both, 1]
+    found = stats.ttest_rel(x, y)
+    if not (np.isfinite(found.statistic) and np.isfinite(found.pvalue)):
+        # scipy answers nan where the differences have no variance (identical systems, a constant shift) or there
+        # is one segment: the t statistic is undefined, and printed so
+        why = "one segment" if len(x) < 2 else "the segment scores differ by the same amount everywhere"
+        return None, None, f"t-test undefined: {why}"
     return float(found.statistic), float(found.pvalue), None
 
 
