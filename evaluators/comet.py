@@ -18,8 +18,6 @@ equality to unbabel-comet 2.2.7: :mod:`evalpipe.evaluators.neural`.
 """
 from __future__ import annotations
 
-import re
-
 from typing import Any, List, Optional, Sequence
 
 from evalpipe.errors import OptionError, UsageError
@@ -36,7 +34,8 @@ class Comet(ModelMetric):
                "batch_size": Option(int, 64, "inputs per forward pass", minimum=1),
                "batch_tokens": Option(int, 0, "padded tokens per forward pass at most, short inputs many to a "
                                               "batch (0: batch_size inputs only)", minimum=0),
-               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
+               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda, cuda:N, or a "
+                                             "list (cuda:0,cuda:1: inputs split over them)"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
                                          "more, one for smaller ones)", minimum=0)}
     #: False: scores without a reference (``cometkiwi``)
@@ -49,8 +48,9 @@ class Comet(ModelMetric):
         if not self.options["model"]:
             raise OptionError(f"{self.name}: give the model folder, -o {self.name}.model=DIR (docs/neural.md)")
         device = self.options["device"]
-        if device not in ("auto", "cpu", "cuda") and not re.fullmatch(r"cuda:\d+", device):
-            raise OptionError(f"{self.name}: device expects auto, cpu, cuda or cuda:N (N a GPU number), got {device!r}")
+        from evalpipe.evaluators.neural.devices import check
+
+        check(device, self.name)
         from evalpipe.evaluators.neural.scorer import CometModel
 
         self.model = CometModel(self.options["model"], device, self.options["batch_size"], self.options["threads"])

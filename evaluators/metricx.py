@@ -82,7 +82,8 @@ class MetricX(ModelMetric):
                "batch_size": Option(int, 16, "inputs per forward pass", minimum=1),
                "batch_tokens": Option(int, 0, "padded tokens per forward pass at most, short inputs many to a "
                                               "batch (0: batch_size inputs only)", minimum=0),
-               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda or cuda:N"),
+               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda, cuda:N, or a "
+                                             "list (cuda:0,cuda:1: inputs split over them)"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
                                          "more, one for smaller ones)", minimum=0),
                "dtype": Option(str, "fp32", "fp32, bf16 or fp16", choices=("fp32", "bf16", "fp16"))}
@@ -95,9 +96,9 @@ class MetricX(ModelMetric):
         o = self.options
         if not o["model"]:
             raise OptionError("metricx: give the model folder, -o metricx.model=DIR (docs/neural.md)")
-        if o["device"] not in ("auto", "cpu", "cuda") and not re.fullmatch(r"cuda:\d+", o["device"]):
-            raise OptionError(f"metricx: device expects auto, cpu, cuda or cuda:N (N a GPU number), got "
-                              f"{o['device']!r}")
+        from evalpipe.evaluators.neural.devices import check
+
+        check(o["device"], "metricx")
         from evalpipe.evaluators.neural.metricx_model import MetricXModel
 
         self.model = MetricXModel(o["model"], o["tokenizer"], o["device"], o["batch_size"], o["threads"], o["dtype"])

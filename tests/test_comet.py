@@ -313,10 +313,10 @@ def test_a_gpu_out_of_memory_halves_the_batch_then_is_one_line(tmp_path, monkeyp
     real = model._batch
     limit = {"size": 4}
 
-    def small(batch, mt_lens=None):
+    def small(batch, mt_lens=None, replica=0):
         if len(batch) > limit["size"]:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(batch, mt_lens)
+        return real(batch, mt_lens, replica)
 
     monkeypatch.setattr(model, "_batch", small)
     got = model.score(texts, texts[::-1], texts)
@@ -469,3 +469,33 @@ def test_score_corpus_counts_the_inputs_the_encoder_cuts(models, tmp_path, name)
     assert notes["B.txt"].startswith(f"{2 if name.startswith('unified') else 1} of 6 segments cut"), notes
     table = subprocess.run(list(map(str, args)), capture_output=True, text=True, env=child_env(), timeout=600)
     assert "Note: " in table.stdout and "3 of 6 segments cut" in table.stdout, table.stdout
+
+
+@pytest.mark.parametrize("family", ["regression", "unified"])
+def test_a_device_list_splits_the_inputs_over_copies_of_the_model(tmp_path, monkeypatch, family):
+    """``-o comet.device=cpu,cpu`` (as ``cuda:0,cuda:1`` on a machine with GPUs): the model is copied onto each
+    device, each copy encodes a share of the inputs (both are used), and the scores are the one device's within
+    float32 noise; a list naming something else is one line."""
+    from evalpipe import tiny_comet as tiny
+
+    folder = tiny.build(tmp_path / "m", family)
+    name = "comet" if family == "regression" else "cometkiwi"
+    one = load_metric(name, model=str(folder), batch_size=8)
+    two = load_metric(name, model=str(folder), batch_size=8, device="cpu,cpu")
+    used = []
+    real = two.model._batch
+
+    def spy(batch, mt_lens=None, replica=0):
+        used.append(replica)
+        return real(batch, mt_lens, replica)
+
+    monkeypatch.setattr(two.model, "_batch", spy)
+    texts = [f"Satz Nummer {i} hat {'viele ' * (i % 9)}Woerter." for i in range(50)]
+    refs = texts[::-1] if family == "regression" else None
+    got, want = two.score_rows(texts, texts[1:] + texts[:1], refs), one.score_rows(texts, texts[1:] + texts[:1], refs)
+    assert np.abs(got - want).max() < TOL and set(used) == {0, 1}
+    assert len(two.model.replicas) == 2 and two.model.replicas[1][1] is not two.model.encoder
+    from evalpipe.errors import OptionError
+
+    with pytest.raises(OptionError, match="device expects .* comma-separated list"):
+        load_metric(name, model=str(folder), device="cpu,gpu0")

@@ -446,12 +446,36 @@ def test_batch_tokens_packs_short_inputs_many_to_a_batch(models, monkeypatch):
     seen = []
     real = packed.model._batch
 
-    def record(batch):
+    def record(batch, replica=0):
         seen.append((len(batch), max(map(len, batch))))
-        return real(batch)
+        return real(batch, replica)
 
     monkeypatch.setattr(packed.model, "_batch", record)
     got, want = packed.score_rows(src, hyp, ref), plain.score_rows(src, hyp, ref)
     assert max(abs(a - b) for a, b in zip(got.tolist(), want.tolist())) <= 1e-5
     assert sum(n for n, _ in seen) == 60 and all(n * width <= 3000 or n == 1 for n, width in seen)
     assert max(n for n, _ in seen) > 16 > min(n for n, _ in seen)  # short inputs many to a batch, long ones few
+
+
+def test_a_device_list_splits_the_inputs_over_copies_of_the_model(models, monkeypatch):
+    """``-o metricx.device=cpu,cpu`` (as ``cuda:0,cuda:1`` with GPUs): a copy of the model on each device, each
+    scoring a share of the inputs, the scores those of one device; a device torch does not see is one line."""
+    from evalpipe.errors import MissingDependency
+
+    src, ref, hyp = lines(SRC, 40), lines(REF, 40), lines(SYSTEMS[0], 40)
+    one = load_metric("metricx", model=str(models["json"]), threads=1, batch_size=4)
+    two = load_metric("metricx", model=str(models["json"]), threads=1, batch_size=4, device="cpu,cpu")
+    used = []
+    real = two.model._batch
+
+    def spy(batch, replica=0):
+        used.append(replica)
+        return real(batch, replica)
+
+    monkeypatch.setattr(two.model, "_batch", spy)
+    got, want = two.score_rows(src, hyp, ref), one.score_rows(src, hyp, ref)
+    assert max(abs(a - b) for a, b in zip(got.tolist(), want.tolist())) <= 1e-5
+    assert used.count(0) == used.count(1) == 5 and len(two.model.models) == 2
+    if not torch.cuda.is_available():
+        with pytest.raises(MissingDependency, match="device=cuda:1: torch sees no GPUs here"):
+            load_metric("metricx", model=str(models["json"]), device="cpu,cuda:1")

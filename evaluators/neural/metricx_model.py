@@ -132,14 +132,10 @@ class MetricXModel:
         if dtype not in DTYPES:
             raise InputError(f"dtype expects one of {', '.join(DTYPES)}, got {dtype!r}")
         self.dtype = dtype
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        elif device.startswith("cuda"):
-            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-            if int(device.partition(":")[2] or 0) >= count:
-                raise MissingDependency(f"device={device}: torch sees {count or 'no'} GPU{'' if count == 1 else 's'} "
-                                        f"here; give device=cpu (or device=auto)")
-        self.device = torch.device(device)
+        from evalpipe.evaluators.neural.devices import resolve as devices
+
+        self.devices = devices(torch, device)
+        self.device = self.devices[0]
         from evalpipe.evaluators.neural.threads import Threads
 
         self.threads = Threads(torch, threads, self.device)
@@ -156,7 +152,10 @@ class MetricXModel:
             if tuple(weights[name].shape) != shape:
                 raise InputError(f"{name} has shape {tuple(weights[name].shape)}, config.json makes {shape}", where)
         kind = getattr(torch, DTYPES[dtype])
-        self.model = MT5Scorer({k: weights[k].to(device=self.device, dtype=kind) for k in wanted}, self.config)
+        #: one copy of the model per device (evaluators/neural/devices.py)
+        self.models = [MT5Scorer({k: weights[k].to(device=d, dtype=kind) for k in wanted}, self.config)
+                       for d in self.devices]
+        self.model = self.models[0]
         self.batch_size = batch_size
         self.batch_tokens = 0  # padded tokens a batch holds at most (0: batch_size inputs only)
         self.truncated = 0  # inputs cut at max_input_length since the model was loaded
@@ -197,15 +196,16 @@ class MetricXModel:
 
         torch = _torch()
         began = time.perf_counter()
-        from evalpipe.evaluators.neural.batches import run_in_batches
+        from evalpipe.evaluators.neural.devices import run_on_devices
 
-        values = run_in_batches(torch, [len(q) for q in sequences], self.batch_size, self.batch_tokens,
-                                lambda chunk: self._batch([sequences[i] for i in chunk]).tolist())
+        values = run_on_devices(torch, len(self.models), [len(q) for q in sequences], self.batch_size,
+                                self.batch_tokens,
+                                lambda r, chunk: self._batch([sequences[i] for i in chunk], r).tolist())
         out = np.asarray(values, dtype=np.float32).reshape(len(sequences))
         self.timings["encode"] += time.perf_counter() - began
         return out
 
-    def _batch(self, batch: List[List[int]]) -> np.ndarray:
+    def _batch(self, batch: List[List[int]], replica: int = 0) -> np.ndarray:
         torch = _torch()
         width = max(1, max(map(len, batch)))
         ids = torch.zeros((len(batch), width), dtype=torch.long)
@@ -215,6 +215,7 @@ class MetricXModel:
             mask[row, :len(seq)] = 1
         self.threads.for_batch(len(batch))
         with torch.inference_mode():
-            values = self.model(ids.to(self.device), mask.to(self.device))
+            device = self.devices[replica]
+            values = self.models[replica](ids.to(device), mask.to(device))
             values = torch.clamp(values, 0, 25)
         return values.float().cpu().numpy()

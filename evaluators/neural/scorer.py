@@ -83,21 +83,22 @@ class CometModel:
         if self.pad != self.encoder.padding_idx:
             raise InputError(f"<pad> is id {self.pad} but the encoder's pad_token_id is {self.encoder.padding_idx}",
                              str(files.tokenizer))
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        elif device.startswith("cuda"):
-            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-            number = int(device.partition(":")[2] or 0)
-            if number >= count:
-                raise MissingDependency(f"device={device}: torch sees {count or 'no'} GPU{'' if count == 1 else 's'} "
-                                        f"here{f' (cuda:0 to cuda:{count - 1})' if count else ''}; give device=cpu "
-                                        f"(or device=auto)")
-        self.device = torch.device(device)
+        from evalpipe.evaluators.neural.devices import resolve as devices
+
+        self.devices = devices(torch, device)
+        self.device = self.devices[0]  # where vectors are kept and the estimator runs
         from evalpipe.evaluators.neural.threads import Threads
 
         self.threads = Threads(torch, threads, self.device)
         self.encoder.to(self.device).eval()
         self.head.to(self.device).eval()
+        #: the encoder and the pooling of each device (evaluators/neural/devices.py); the first is the model's own
+        self.replicas = [(self.device, self.encoder, self.head)]
+        if len(self.devices) > 1:
+            import copy
+
+            self.replicas += [(d, copy.deepcopy(self.encoder).to(d), copy.deepcopy(self.head).to(d))
+                              for d in self.devices[1:]]
         self.batch_size = batch_size
         self.batch_tokens = 0  # padded tokens a batch holds at most (0: batch_size inputs only)
         self._cache: "OrderedDict[Hashable, object]" = OrderedDict()
@@ -160,13 +161,14 @@ class CometModel:
     def _run(self, sequences: List[List[int]], mt_lens: Optional[List[int]] = None):
         """Position-pooled vectors of token sequences (one tensor row each), in length-sorted batches; for xCOMET
         ``(vector, tag probabilities of the first mt_lens[i] tokens)``."""
-        from evalpipe.evaluators.neural.batches import run_in_batches
+        from evalpipe.evaluators.neural.devices import run_on_devices
 
-        return run_in_batches(_torch(), [len(q) for q in sequences], self.batch_size, self.batch_tokens,
-                              lambda chunk: self._batch([sequences[i] for i in chunk],
-                                                        None if mt_lens is None else [mt_lens[i] for i in chunk]))
+        return run_on_devices(_torch(), len(self.replicas), [len(q) for q in sequences], self.batch_size,
+                              self.batch_tokens,
+                              lambda r, chunk: self._batch([sequences[i] for i in chunk],
+                                                           None if mt_lens is None else [mt_lens[i] for i in chunk], r))
 
-    def _batch(self, batch: List[List[int]], mt_lens: Optional[List[int]] = None):
+    def _batch(self, batch: List[List[int]], mt_lens: Optional[List[int]] = None, replica: int = 0):
         torch = _torch()
         import time
 
@@ -176,12 +178,13 @@ class CometModel:
         for row, seq in enumerate(batch):
             ids[row, :len(seq)] = torch.tensor(seq, dtype=torch.long)
         mask = ids.ne(self.pad).long()
-        ids, mask = ids.to(self.device), mask.to(self.device)
+        device, encoder, head = self.replicas[replica]
+        ids, mask = ids.to(device), mask.to(device)
         self.threads.for_batch(len(batch))
         with torch.inference_mode():
-            states = self.encoder(ids, mask)
-            vectors = self.head.pool(states, ids, mask, self.pad)
-            tags = self.head.tag_probabilities(states) if mt_lens is not None else None
+            states = encoder(ids, mask)
+            vectors = head.pool(states, ids, mask, self.pad).to(self.device)
+            tags = head.tag_probabilities(states).to(self.device) if mt_lens is not None else None
         self.timings["encode"] += time.perf_counter() - start
         if tags is None:
             return list(vectors.unbind(0))
