@@ -190,6 +190,19 @@ def write_atomically(path: str, text: Union[str, bytes], mode: int = 0o644) -> N
         raise
 
 
+def training_texts(paths: Sequence[str]) -> List[str]:
+    """The lines of the ``--text`` files a tiny model's tokenizer trains on; a file that cannot be read is an
+    InputError naming it."""
+    texts: List[str] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                texts += f.read().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(str(exc), path) from None
+    return texts
+
+
 def demo_texts() -> List[str]:
     """The lines of the shipped WMT21 en-de demo's source and reference (what the tiny models' tokenizers learn)."""
     from importlib import resources

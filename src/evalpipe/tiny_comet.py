@@ -21,9 +21,10 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence
 
-from evalpipe.corpus import demo_texts, write_atomically
+from evalpipe.corpus import demo_texts, training_texts, write_atomically
+from evalpipe.errors import InputError
 
 FAMILIES: Dict[str, Dict[str, Any]] = {
     "regression": {"class_identifier": "regression_metric", "pool": "avg", "layer": "mix",
@@ -90,21 +91,6 @@ def build(out: Path, family: str = "regression", texts: Optional[Sequence[str]] 
     return out
 
 
-def training_texts(paths: Optional[Sequence[str]]) -> Tuple[bool, Optional[List[str]]]:
-    """``(read, lines)``: the lines of the ``--text`` files (None when none is given: the demo's); ``read`` False
-    after one line on stderr saying which file could not be read."""
-    if not paths:
-        return True, None
-    texts: List[str] = []
-    for path in paths:
-        try:
-            texts += Path(path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            print(f"Error: {path}: {exc}", file=sys.stderr)
-            return False, None
-    return True, texts
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evalpipe.tiny_comet", description=__doc__.split("\n")[0])
     parser.add_argument("out", help="the folder to write")
@@ -113,8 +99,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                          "default: the shipped demo's source and reference")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    read, texts = training_texts(args.text)
-    if not read:
+    try:
+        texts = training_texts(args.text) if args.text else None
+    except InputError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
         return 1
     try:
         build(Path(args.out), args.family, texts, args.seed)

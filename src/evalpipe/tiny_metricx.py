@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from evalpipe.corpus import demo_texts, write_atomically
+from evalpipe.corpus import demo_texts, training_texts, write_atomically
+from evalpipe.errors import InputError
 
 CONFIG = {"architectures": ["MT5ForConditionalGeneration"], "model_type": "mt5", "d_model": 16, "d_kv": 8,
           "d_ff": 32, "num_layers": 2, "num_decoder_layers": 1, "num_heads": 2, "relative_attention_num_buckets": 32,
@@ -106,10 +107,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                                          "default: the shipped demo's source and reference")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    from evalpipe.tiny_comet import training_texts
-
-    read, texts = training_texts(args.text)
-    if not read:
+    try:
+        texts = training_texts(args.text) if args.text else None
+    except InputError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
         return 1
     try:
         build(Path(args.out), texts, args.seed)
