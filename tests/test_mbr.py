@@ -19,6 +19,7 @@ import sacrebleu
 
 from conftest import NEWS, child_env, script
 from evalpipe import load_metric, mbr
+from evalpipe.mbr import candidates as readers, matrix as matrices_file
 from evalpipe.evaluators.kernels import pairwise_ngrams as kernel
 
 SYSTEMS = sorted((NEWS / "system-outputs" / "en-de").glob("*.txt"))
@@ -249,3 +250,98 @@ def test_ties_mbrs_without_torch_says_so(monkeypatch):
     for aggregate in (False, True):
         with pytest.raises(MissingDependency, match="it needs torch: pip install torch"):
             mbr.decode(load_metric("chrf"), [["a b", "a c"]], aggregate=aggregate, ties="mbrs")
+
+
+def _mbr(*args, cwd=None):
+    return subprocess.run([script("evalpipe"), "mbr", *map(str, args)], capture_output=True, text=True,
+                          env=child_env(), timeout=600, cwd=cwd)
+
+
+@pytest.mark.parametrize("extra", [[], ["--aggregate"], ["-m", "ter"], ["-m", "bleu", "--ties", "mbrs"]])
+def test_saved_utilities_decode_as_computed_ones(tmp_path, extra):
+    """``--save-utilities FILE.npz`` then ``--utilities FILE.npz``: the same choices, expected utilities, metric and
+    signature, computing nothing (the second run takes no -m); the file holds every segment's matrix (one column
+    under --aggregate), all cells computed, and the texts' hashes."""
+    if "--ties" in extra:
+        pytest.importorskip("torch")
+    saved = tmp_path / "u.npz"
+    first = _mbr(*SYSTEMS, *extra, "--save-utilities", saved, "-f", "json")
+    assert first.returncode == 0, first.stderr
+    ties = ["--ties", "mbrs"] if "--ties" in extra else []
+    second = _mbr(*SYSTEMS, "--utilities", saved, "-f", "json", *ties)
+    assert second.returncode == 0, second.stderr
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    assert a["segments"] == b["segments"] and a["signature"] == b["signature"] and a["metric"] == b["metric"]
+    assert b["aggregate"] == ("--aggregate" in extra) and b["utilities_from"] == str(saved)
+    matrices, meta = matrices_file.load(str(saved))
+    assert len(matrices) == len(a["segments"]) and all(m.computed.all() for m in matrices)
+    assert {m.values.shape[1] for m in matrices} == {1 if "--aggregate" in extra else len(SYSTEMS)}
+    metric = load_metric(extra[extra.index("-m") + 1] if "-m" in extra else "chrf")
+    assert meta["higher_is_better"] == metric.higher_is_better
+    if not extra:
+        cands = readers.from_systems([str(p) for p in SYSTEMS])
+        assert np.array_equal(matrices[3].values, mbr.pairwise(metric, cands[3]))
+
+
+def test_saved_utilities_with_weights_and_a_model_metric(tmp_path):
+    """Weights over pseudo-references apply to saved matrices as to computed ones (--samples with weights); a model
+    metric (a tiny COMET) saves its float32 matrices and decodes them to the same choices."""
+    pytest.importorskip("torch")
+    pytest.importorskip("tokenizers")
+    cands = readers.from_systems([str(p) for p in SYSTEMS[:5]])[:12]
+    weights = [[1, 2, 3, 4, 5][g % 5:] + [1, 2, 3, 4, 5][:g % 5] for g in range(12)]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"candidates": c, "weights": w}) + "\n" for c, w in zip(cands, weights)))
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps(c) + "\n" for c in cands))
+    assert _mbr("--samples", plain, "--save-utilities", tmp_path / "u.npz").returncode == 0
+    weighted = _mbr("--samples", samples, "-f", "json")
+    from_file = _mbr("--samples", samples, "--utilities", tmp_path / "u.npz", "-f", "json")
+    assert from_file.returncode == 0, from_file.stderr
+    got, want = json.loads(from_file.stdout)["segments"], json.loads(weighted.stdout)["segments"]
+    assert [s["choice"] for s in got] == [s["choice"] for s in want]
+    assert np.allclose([s["utilities"] for s in got], [s["utilities"] for s in want], rtol=0, atol=1e-12)
+    from evalpipe import tiny_comet
+
+    model = tiny_comet.build(tmp_path / "comet", "regression")
+    src = tmp_path / "src.en"
+    src.write_text("\n".join(f"Source sentence {g}." for g in range(12)) + "\n")
+    files = []
+    for k in range(5):
+        files.append(tmp_path / f"c{k}.de")
+        files[-1].write_text("\n".join(c[k] for c in cands) + "\n", encoding="utf-8")
+    common = ["-m", "comet", "-o", f"comet.model={model}", "--source", src]
+    computed = _mbr(*files, *common, "--save-utilities", tmp_path / "c.npz", "-f", "json")
+    assert computed.returncode == 0, computed.stderr
+    again = _mbr(*files, "--utilities", tmp_path / "c.npz", "-f", "json")
+    assert json.loads(again.stdout)["segments"] == json.loads(computed.stdout)["segments"]
+
+
+def test_a_utilities_file_of_other_texts_or_no_file_is_one_line(tmp_path):
+    saved = tmp_path / "u.npz"
+    assert _mbr(*SYSTEMS[:4], "--save-utilities", saved).returncode == 0
+    changed = tmp_path / "changed.txt"
+    lines = SYSTEMS[3].read_text(encoding="utf-8").splitlines()
+    lines[5] = lines[5] + " (edited)"
+    changed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    not_npz = tmp_path / "u.json"
+    not_npz.write_text("{}")
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(saved.read_bytes()[:200])
+    pseudo = tmp_path / "pseudo.jsonl"
+    pseudo.write_text("".join(json.dumps(list(seg[:3])) + "\n"
+                              for seg in readers.from_systems([str(p) for p in SYSTEMS[:4]])))
+    for args, message in (
+            ([*SYSTEMS[:3], "--utilities", saved], "segment 1 has 4 candidates in the file, 3 given"),
+            ([*SYSTEMS[:3], changed, "--utilities", saved], "segment 6's candidates are not the texts"),
+            ([*SYSTEMS[:4], "--pseudo-references", pseudo, "--utilities", saved], "segment 1's pseudo-references"),
+            ([*SYSTEMS[:4], "--utilities", not_npz], "not an npz archive"),
+            ([*SYSTEMS[:4], "--utilities", broken], "not a utilities file"),
+            ([*SYSTEMS[:4], "--utilities", saved, "-m", "bleu"], "-m and --utilities cannot go together"),
+            ([*SYSTEMS[:4], "--utilities", saved, "--aggregate"], "--aggregate and --utilities cannot go together"),
+            ([*SYSTEMS[:4], "--utilities", saved, "--save-utilities", tmp_path / "x.npz"], "cannot go together")):
+        done = _mbr(*args)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+        assert done.returncode != 0 and len(errors) == 1 and message in errors[0], (args, done.stderr)
+        assert "Traceback" not in done.stderr and done.stdout == ""
+    assert not (tmp_path / "x.npz").exists()

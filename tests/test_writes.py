@@ -27,7 +27,7 @@ DATA_WRITERS = {
     "meta-eval add-metric": "a metric's score files (metric-scores/LP/NAME-REF.LEVEL.score)",
     "meta-eval mqm-scores": "MQM scores from ratings (human-scores/LP.NAME.LEVEL.score)",
 }
-WRITE_OPTIONS = ("--output", "--report", "--plot")
+WRITE_OPTIONS = ("--output", "--report", "--plot", "--save-utilities")
 
 
 def _tree(folder: Path) -> Dict[str, bytes]:

@@ -39,6 +39,12 @@ from evalpipe.errors import UsageError
 @click.option("--ties", type=click.Choice(["first", "mbrs"]), default="first", show_default=True,
               help="equal expected utilities: the first candidate, or mbrs 0.1.8's choice (torch.topk of float32 "
                    "utilities; needs torch)")
+@click.option("--save-utilities", "save_file", type=click.Path(dir_okay=False), metavar="FILE.npz",
+              help="also write every segment's utility matrix (numpy npz: the values, which cells were computed, the "
+                   "texts' hashes, the metric's signature) to decode again with --utilities")
+@click.option("--utilities", "utilities_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.npz",
+              help="decode from the matrices --save-utilities wrote, computing nothing: they must be of these "
+                   "candidates and pseudo-references (counts and texts' hashes are checked)")
 @opt.fmt(["text", "json"], "text", "text: the chosen candidate of each segment, one per line; json: also every "
                                    "candidate's expected utility")
 @opt.output("write the chosen candidates (text) or the JSON here instead of stdout")
@@ -49,7 +55,8 @@ from evalpipe.errors import UsageError
 @opt.workers()
 @opt.verbose()
 def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_name, segment_scores, options, aggregate,
-                ties, fmt, output, report_file, demo, workers, verbose) -> None:
+                ties, save_file, utilities_file, fmt, output, report_file, demo, workers,
+                verbose) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
     Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
@@ -65,9 +72,10 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
     if demo:
         if report_file:
             raise UsageError("--demo prints a table; --report goes with candidates you give")
-        if given or pseudo_file or segment_scores or source_file:
+        if given or pseudo_file or segment_scores or source_file or save_file or utilities_file:
             raise UsageError("--demo chooses among the shipped systems with an n-gram metric: give no system files, "
-                             "--nbest, --samples, --pseudo-references, --segment-scores or --source")
+                             "--nbest, --samples, --pseudo-references, --segment-scores, --source, --save-utilities "
+                             "or --utilities")
         return _demo(metric_name, options, aggregate, workers, ties, fmt, output)
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
@@ -76,15 +84,25 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         from evalpipe.cli.base import given_flags
 
         typed = given_flags(click.get_current_context())
-        bad = [f for f in ("-m", "--source", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples", "--workers",
-                           "--demo") if f in typed]
+        bad = [f for f in ("-m", "--source", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples",
+                           "--workers", "--demo", "--save-utilities", "--utilities") if f in typed]
         if bad:
             raise UsageError(f"{bad[0]} and --segment-scores cannot go together: the candidates are ranked by their "
                              f"precomputed scores")
         return _rerank(system_files, segment_scores, parse_key_values(options), fmt, output, report_file)
-    (spec,) = metric_specs([metric_name], parse_key_values(options))  # a bad metric or option before any reading
-    metric = spec.build()
-    if getattr(metric, "reads_source", False):
+    if utilities_file:
+        from evalpipe.cli.base import given_flags
+
+        typed = given_flags(click.get_current_context())
+        bad = [f for f in ("-m", "-o", "--source", "--aggregate", "--workers", "--save-utilities") if f in typed]
+        if bad:
+            raise UsageError(f"{bad[0]} and --utilities cannot go together: the utilities are read from "
+                             f"{utilities_file}, computed by the metric and in the way it names; nothing is computed")
+        metric = None
+    else:
+        (spec,) = metric_specs([metric_name], parse_key_values(options))  # a bad metric or option before any reading
+        metric = spec.build()
+    if metric is not None and getattr(metric, "reads_source", False):
         from evalpipe.cli.base import given_flags
 
         if "--workers" in given_flags(click.get_current_context()):
@@ -126,14 +144,37 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         sources = read_lines(source_file)
         if len(sources) != len(cands):
             raise UsageError(f"--source {source_file} has {len(sources)} lines, the candidates {len(cands)} segments")
-    from evalpipe.engines import make_engine
+    if utilities_file:
+        from evalpipe.mbr import matrix
 
-    with make_engine("local", workers) as engine:
-        choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties, engine=engine,
-                             sources=sources)
-    doc: Dict[str, Any] = {"metric": metric_name, "signature": metric.signature(1), "aggregate": aggregate, "ties": ties,
+        saved, meta = matrix.load(utilities_file)
+        matrix.check(saved, cands, pseudo or cands, utilities_file)
+        if weights is not None and meta.get("aggregate"):
+            raise UsageError(f"{utilities_file} holds aggregate utilities (one column a segment): weights over "
+                             f"pseudo-references cannot apply to them")
+        choices = mbr.decode_saved(saved, cands, bool(meta["higher_is_better"]), weights, ties)
+        metric_name, signature, aggregate = meta["metric"], meta["signature"], bool(meta["aggregate"])
+    else:
+        from evalpipe.engines import make_engine
+
+        computed: Optional[List[Any]] = [] if save_file else None
+        with make_engine("local", workers) as engine:
+            choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties,
+                                 engine=engine, sources=sources, matrices=computed)
+        signature = metric.signature(1)
+        if save_file:
+            from evalpipe import __version__
+            from evalpipe.corpus import write_atomically
+            from evalpipe.mbr import matrix
+
+            write_atomically(save_file, matrix.dumps(computed, {
+                "metric": metric_name, "signature": signature, "higher_is_better": bool(metric.higher_is_better),
+                "aggregate": aggregate, "evalpipe_version": __version__}))
+    doc: Dict[str, Any] = {"metric": metric_name, "signature": signature, "aggregate": aggregate, "ties": ties,
                            "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
                                         for g, c in enumerate(choices)]}
+    if utilities_file:
+        doc["utilities_from"] = utilities_file
     if system_files:
         doc["chosen_per_system"] = _counts(choices, system_files)
     if report_file:

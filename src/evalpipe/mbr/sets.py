@@ -1,8 +1,9 @@
 """MBR segments as an engine input, so that every core works on a large pool of candidates.
 
 :class:`CandidateSets` is an :class:`~evalpipe.inputs.Input` whose "stats row" of a segment is its decision
-material: ``(expected utilities, float32 means for ties="mbrs" or None)``.  An engine splits it into contiguous
-runs of segments and computes each run where it runs (:func:`evalpipe.mbr.segment_utilities`); the pool gives
+material (:data:`evalpipe.mbr.decode.Row`: the expected utilities, the float32 means for ties="mbrs", the matrix
+when it is to be saved).  An engine splits it into contiguous runs of segments and computes each run where it runs
+(:func:`evalpipe.mbr.decode.segment_rows`); the pool gives
 the rows back in order, so the choices are the same on every worker count.
 """
 from __future__ import annotations
@@ -26,12 +27,12 @@ class Given:
 
 class CandidateSets(Input):
     """Candidates per segment, pseudo-references per segment (None: the candidates), weights per segment (or
-    None), and how the expectation is taken (``aggregate``, ``ties``)."""
+    None), how the expectation is taken (``aggregate``, ``ties``) and whether the matrices come back (``keep``)."""
 
     def __init__(self, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]],
-                 weights: Optional[Sequence[Sequence[float]]], aggregate: bool, ties: str) -> None:
+                 weights: Optional[Sequence[Sequence[float]]], aggregate: bool, ties: str, keep: bool = False) -> None:
         self.candidates, self.pseudo_references, self.weights = candidates, pseudo_references, weights
-        self.aggregate, self.ties = aggregate, ties
+        self.aggregate, self.ties, self.keep = aggregate, ties, keep
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -47,13 +48,13 @@ class CandidateSets(Input):
             return None if seq is None else seq[a:b]
 
         return [CandidateSets(self.candidates[a:b], cut(self.pseudo_references, a, b), cut(self.weights, a, b),
-                              self.aggregate, self.ties) for a, b in chunk_bounds(len(self), parts)]
+                              self.aggregate, self.ties, self.keep) for a, b in chunk_bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[Any]:
-        from evalpipe.mbr import segment_utilities
+        from evalpipe.mbr.decode import segment_rows
 
-        return segment_utilities(metric, self.candidates, self.pseudo_references, self.aggregate, self.weights,
-                                 self.ties)
+        return segment_rows(metric, self.candidates, self.pseudo_references, self.aggregate, self.weights, self.ties,
+                            self.keep)
 
     def segments(self) -> Iterator[Any]:
         refs = self.candidates if self.pseudo_references is None else self.pseudo_references

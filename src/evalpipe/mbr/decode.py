@@ -1,0 +1,104 @@
+"""MBR decisions: the utility matrices of every segment (:mod:`.utilities`, or a saved file, :mod:`.matrix`), each
+candidate's expected utility and the choice (:mod:`.select`), computed where an engine runs them."""
+from __future__ import annotations
+
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from evalpipe.errors import UsageError
+from evalpipe.mbr.matrix import UtilityMatrix
+from evalpipe.mbr.select import TIES, _torch, expectations, select
+from evalpipe.mbr.utilities import _check, aggregate_utilities, model_matrices, segment_matrices
+
+
+class Choice(NamedTuple):
+    """One segment's decision: the chosen candidate's index and text, and every candidate's expected utility."""
+
+    index: int
+    text: str
+    utilities: List[float]
+
+
+#: one segment's decision material: (expected utilities, float32 means for ties="mbrs" or None, the matrix or None)
+Row = Tuple[np.ndarray, Any, Optional[np.ndarray]]
+
+
+def segment_rows(metric: Any, candidates: Sequence[Sequence[str]],
+                 pseudo_references: Optional[Sequence[Sequence[str]]], aggregate: bool,
+                 weights: Optional[Sequence[Sequence[float]]], ties: str, keep: bool = False,
+                 sources: Optional[Sequence[str]] = None) -> List[Row]:
+    """For every segment, its :data:`Row` (the matrix only when ``keep``: a file is to be written)."""
+    if getattr(metric, "reads_source", False):
+        matrices = model_matrices(metric, candidates, pseudo_references, sources, aggregate)
+    else:
+        matrices = segment_matrices(metric, candidates, pseudo_references, aggregate)
+    out = []
+    for g, m in enumerate(matrices):
+        m = np.asarray(m)
+        u, kept = expectations(m, None if weights is None else weights[g], ties)
+        out.append((u, kept, np.asarray(m, dtype=np.float64) if keep else None))
+    return out
+
+
+def _choices(candidates: Sequence[Sequence[str]], rows: Sequence[Row], higher_is_better: bool,
+             ties: str) -> List[Choice]:
+    choices = []
+    for cands, (u, kept, _) in zip(candidates, rows):
+        k = select(kept if ties == "mbrs" else u, higher_is_better, ties)
+        choices.append(Choice(k, cands[k], u.tolist()))
+    return choices
+
+
+def _check_modes(weights: Any, aggregate: bool, ties: str) -> None:
+    if ties not in TIES:
+        raise UsageError(f"expected ties first or mbrs, got {ties!r}")
+    if ties == "mbrs" and weights is not None:
+        raise UsageError("ties=mbrs reproduces mbrs's uniform expectation; weights are not part of it")
+    if ties == "mbrs":
+        _torch()
+    if aggregate and weights is not None:
+        raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
+
+
+def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]] = None,
+           aggregate: bool = False, weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first",
+           engine: Any = None, sources: Optional[Sequence[str]] = None,
+           matrices: Optional[List[UtilityMatrix]] = None) -> List[Choice]:
+    """MBR decisions of every segment (``weights[g]``: segment g's weights over its pseudo-references; ``ties``:
+    see :func:`evalpipe.mbr.select.select`).  With an ``engine`` (:func:`evalpipe.engines.make_engine`) the
+    segments are computed where it runs them -- every core by default -- with the same choices.  ``sources``: one
+    a segment, for metrics that read them (COMET, MetricX: in this process, whatever the engine).  ``matrices``: a
+    list to which every segment's :class:`~evalpipe.mbr.matrix.UtilityMatrix` is appended (to save them)."""
+    model = getattr(metric, "reads_source", False)
+    if sources is not None and not model:
+        raise UsageError(f"{metric.name} does not read the source: give no sources (they are read by -m comet)")
+    _check_modes(weights, aggregate, ties)
+    if aggregate and not model and getattr(metric, "pairwise_rows", None) is None:
+        aggregate_utilities(metric, [], [])  # the metric's refusal before any work
+    refs = candidates if pseudo_references is None else pseudo_references
+    _check(candidates, refs)
+    keep = matrices is not None
+    if model or engine is None:
+        rows = segment_rows(metric, candidates, pseudo_references, aggregate, weights, ties, keep, sources)
+    else:
+        from evalpipe.engines import Job
+        from evalpipe.mbr.sets import CandidateSets, Given
+
+        rows = engine.rows(Job(Given(metric), CandidateSets(candidates, pseudo_references, weights, aggregate, ties,
+                                                            keep)))
+    if keep:
+        matrices += [UtilityMatrix.of(m, c, r) for (_, _, m), c, r in zip(rows, candidates, refs)]
+    return _choices(candidates, rows, metric.higher_is_better, ties)
+
+
+def decode_saved(saved: Sequence[UtilityMatrix], candidates: Sequence[Sequence[str]], higher_is_better: bool,
+                 weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first") -> List[Choice]:
+    """The decisions read from saved matrices (checked against the candidates by :func:`evalpipe.mbr.matrix.check`
+    first): nothing is computed."""
+    _check_modes(weights, False, ties)
+    rows = []
+    for g, m in enumerate(saved):
+        u, kept = expectations(m.values, None if weights is None else weights[g], ties)
+        rows.append((u, kept, None))
+    return _choices(candidates, rows, higher_is_better, ties)
