@@ -2,14 +2,13 @@
 candidate's expected utility and the choice (:mod:`.select`), computed where an engine runs them."""
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
-
-import numpy as np
+from typing import Any, List, NamedTuple, Optional, Sequence
 
 from evalpipe.errors import UsageError
 from evalpipe.mbr.matrix import UtilityMatrix
 from evalpipe.mbr.select import TIES, _torch, expectations, select
-from evalpipe.mbr.utilities import _check, aggregate_utilities, model_matrices, segment_matrices
+from evalpipe.mbr.sets import CandidateSets, Given, Row, segment_rows
+from evalpipe.mbr.utilities import _check, aggregate_utilities
 
 
 class Choice(NamedTuple):
@@ -18,27 +17,6 @@ class Choice(NamedTuple):
     index: int
     text: str
     utilities: List[float]
-
-
-#: one segment's decision material: (expected utilities, float32 means for ties="mbrs" or None, the matrix or None)
-Row = Tuple[np.ndarray, Any, Optional[np.ndarray]]
-
-
-def segment_rows(metric: Any, candidates: Sequence[Sequence[str]],
-                 pseudo_references: Optional[Sequence[Sequence[str]]], aggregate: bool,
-                 weights: Optional[Sequence[Sequence[float]]], ties: str, keep: bool = False,
-                 sources: Optional[Sequence[str]] = None) -> List[Row]:
-    """For every segment, its :data:`Row` (the matrix only when ``keep``: a file is to be written)."""
-    if getattr(metric, "reads_source", False):
-        matrices = model_matrices(metric, candidates, pseudo_references, sources, aggregate)
-    else:
-        matrices = segment_matrices(metric, candidates, pseudo_references, aggregate)
-    out = []
-    for g, m in enumerate(matrices):
-        m = np.asarray(m)
-        u, kept = expectations(m, None if weights is None else weights[g], ties)
-        out.append((u, kept, np.asarray(m, dtype=np.float64) if keep else None))
-    return out
 
 
 def _choices(candidates: Sequence[Sequence[str]], rows: Sequence[Row], higher_is_better: bool,
@@ -83,7 +61,6 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
         rows = segment_rows(metric, candidates, pseudo_references, aggregate, weights, ties, keep, sources)
     else:
         from evalpipe.engines import Job
-        from evalpipe.mbr.sets import CandidateSets, Given
 
         rows = engine.rows(Job(Given(metric), CandidateSets(candidates, pseudo_references, weights, aggregate, ties,
                                                             keep)))

@@ -1,18 +1,43 @@
 """MBR segments as an engine input, so that every core works on a large pool of candidates.
 
 :class:`CandidateSets` is an :class:`~evalpipe.inputs.Input` whose "stats row" of a segment is its decision
-material (:data:`evalpipe.mbr.decode.Row`: the expected utilities, the float32 means for ties="mbrs", the matrix
+material (:data:`Row`: the expected utilities, the float32 means for ties="mbrs", the matrix
 when it is to be saved).  An engine splits it into contiguous runs of segments and computes each run where it runs
-(:func:`evalpipe.mbr.decode.segment_rows`); the pool gives
+(:func:`segment_rows`); the pool gives
 the rows back in order, so the choices are the same on every worker count.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from evalpipe.inputs import Input, chunk_bounds
+from evalpipe.mbr.select import expectations
+from evalpipe.mbr.utilities import model_matrices, segment_matrices
 
 PAIRS_PER_WORK = 20  # about the cost of one text segment of BLEU + chrF (a pair of chrF takes ~1 us, a segment ~20 us)
+
+
+#: one segment's decision material: (expected utilities, float32 means for ties="mbrs" or None, the matrix or None)
+Row = Tuple[np.ndarray, Any, Optional[np.ndarray]]
+
+
+def segment_rows(metric: Any, candidates: Sequence[Sequence[str]],
+                 pseudo_references: Optional[Sequence[Sequence[str]]], aggregate: bool,
+                 weights: Optional[Sequence[Sequence[float]]], ties: str, keep: bool = False,
+                 sources: Optional[Sequence[str]] = None) -> List[Row]:
+    """For every segment, its :data:`Row` (the matrix only when ``keep``: a file is to be written)."""
+    if getattr(metric, "reads_source", False):
+        matrices = model_matrices(metric, candidates, pseudo_references, sources, aggregate)
+    else:
+        matrices = segment_matrices(metric, candidates, pseudo_references, aggregate)
+    out = []
+    for g, m in enumerate(matrices):
+        m = np.asarray(m)
+        u, kept = expectations(m, None if weights is None else weights[g], ties)
+        out.append((u, kept, np.asarray(m, dtype=np.float64) if keep else None))
+    return out
 
 
 class Given:
@@ -51,8 +76,6 @@ class CandidateSets(Input):
                               self.aggregate, self.ties, self.keep) for a, b in chunk_bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[Any]:
-        from evalpipe.mbr.decode import segment_rows
-
         return segment_rows(metric, self.candidates, self.pseudo_references, self.aggregate, self.weights, self.ties,
                             self.keep)
 
