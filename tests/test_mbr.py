@@ -94,13 +94,17 @@ def mbrs_path(tmp_path_factory):
                                               "{dir}", "mbrs==0.1.8"]], timeout=300))
 
 
-def run_mbrs(mbrs_path, tmp_path, metric, decoder, segments):
+def run_mbrs(mbrs_path, tmp_path, metric, decoder, segments, lprobs=None):
     path = tmp_path / "candidates.json"
     path.write_text(json.dumps(segments), encoding="utf-8")
+    extra = []
+    if lprobs is not None:
+        extra = [str(tmp_path / "lprobs.json")]
+        Path(extra[0]).write_text(json.dumps(lprobs), encoding="utf-8")
     env = child_env()
     env["PYTHONPATH"] = mbrs_path
-    done = subprocess.run([sys.executable, str(ANCHOR), metric, decoder, str(path)], capture_output=True, text=True,
-                          env=env, timeout=600)
+    done = subprocess.run([sys.executable, str(ANCHOR), metric, decoder, str(path), *extra], capture_output=True,
+                          text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)["segments"]
 
@@ -345,3 +349,42 @@ def test_a_utilities_file_of_other_texts_or_no_file_is_one_line(tmp_path):
         assert done.returncode != 0 and len(errors) == 1 and message in errors[0], (args, done.stderr)
         assert "Traceback" not in done.stderr and done.stdout == ""
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_reference_lprobs_equal_mbrs(pools, mbrs_path, tmp_path):
+    """``--reference-lprobs FILE.jsonl`` (a JSON list a segment): each pseudo-reference weighted by the softmax of
+    its log-probability, against mbrs 0.1.8's ``DecoderMBR.decode(..., reference_lprobs=...)`` with chrF: the
+    expected utilities to float32 precision, the same choices with ``--ties mbrs``; through the console script and
+    from saved utilities alike.  A file of the wrong shape or with a non-finite value is one line."""
+    rng = random.Random(7)
+    segments = pools[:30]
+    lprobs = [[round(rng.uniform(-12.0, -0.5), 3) for _ in seg] for seg in segments]
+    want = run_mbrs(mbrs_path, tmp_path, "chrf", "mbr", segments, lprobs)
+    samples, lp_file = tmp_path / "samples.jsonl", tmp_path / "lprobs.jsonl"
+    samples.write_text("".join(json.dumps(seg) + "\n" for seg in segments), encoding="utf-8")
+    lp_file.write_text("".join(json.dumps(lp) + "\n" for lp in lprobs), encoding="utf-8")
+    base = ["--samples", samples, "--reference-lprobs", lp_file, "-f", "json", "--ties", "mbrs"]
+    done = _mbr(*base, "--save-utilities", tmp_path / "u.npz")
+    again = _mbr("--samples", samples, "--reference-lprobs", lp_file, "-f", "json", "--ties", "mbrs", "--utilities",
+                 tmp_path / "u.npz")
+    assert done.returncode == 0 and again.returncode == 0, done.stderr + again.stderr
+    got = json.loads(done.stdout)["segments"]
+    assert got == json.loads(again.stdout)["segments"]
+    for g, (mine, theirs) in enumerate(zip(got, want)):
+        assert mine["utilities"] == pytest.approx(theirs["utilities"], rel=2e-6, abs=2e-5), g
+        assert mine["choice"] == theirs["choice"], g
+    uniform = json.loads(_mbr("--samples", samples, "-f", "json").stdout)["segments"]
+    assert sum(a["choice"] != b["choice"] for a, b in zip(got, uniform)) > 0  # the weights matter here
+    for body, message in (("[1, 2]\n", "has 1 lines, the candidates 30 segments"),
+                          ("".join(json.dumps(lp[:-1]) + "\n" for lp in lprobs),
+                           f"expected {len(segments[0])} log-probabilities"),
+                          ("".join((json.dumps(lp) if g else "[" + ", ".join(["NaN"] * len(lp)) + "]") + "\n"
+                                   for g, lp in enumerate(lprobs)), "expected finite log-probabilities"),
+                          ("".join('"x"\n' for _ in lprobs), "expected a JSON list of numbers")):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(body, encoding="utf-8")
+        done = _mbr("--samples", samples, "--reference-lprobs", bad)
+        errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+        assert done.returncode != 0 and len(errors) == 1 and message in errors[0], (message, done.stderr)
+    done = _mbr("--samples", samples, "--reference-lprobs", lp_file, "--aggregate")
+    assert done.returncode != 0 and "not --aggregate" in done.stderr

@@ -9,6 +9,8 @@ imports the modules it needs: ``metrics.chrf``, ``metrics.bleu``, ``metrics.ter`
 ``decoders.aggregate_mbr``.
 
 argv: METRIC(chrf|chrf++|bleu|ter) DECODER(mbr|aggregate_mbr) CANDIDATES.json (a list of lists of strings)
+[LPROBS.json] (a list per segment: the candidates' log-probabilities as pseudo-references, mbrs's
+``reference_lprobs``, given as a float32 tensor)
 """
 import importlib
 import json
@@ -24,6 +26,7 @@ DecoderMBR = importlib.import_module("mbrs.decoders.mbr").DecoderMBR
 DecoderAggregateMBR = importlib.import_module("mbrs.decoders.aggregate_mbr").DecoderAggregateMBR
 
 name, decoder_name, path = sys.argv[1:4]
+lprobs = json.load(open(sys.argv[4], encoding="utf-8")) if len(sys.argv) > 4 else None
 if name in ("chrf", "chrf++"):
     metric = MetricChrF(MetricChrF.Config(word_order=2 if name == "chrf++" else 0, num_workers=1))
 elif name == "bleu":
@@ -32,12 +35,17 @@ else:
     metric = MetricTER(MetricTER.Config(num_workers=1))
 decoder = (DecoderMBR if decoder_name == "mbr" else DecoderAggregateMBR)(DecoderMBR.Config(), metric)
 out = []
-for candidates in json.load(open(path, encoding="utf-8")):
+for g, candidates in enumerate(json.load(open(path, encoding="utf-8"))):
+    lp = None
+    if lprobs is not None:
+        import torch
+
+        lp = torch.tensor(lprobs[g], dtype=torch.float32)
     if decoder_name == "mbr":
-        expected = metric.expected_scores(candidates, candidates)
+        expected = metric.expected_scores(candidates, candidates, reference_lprobs=lp)
     else:
-        expected = metric.expected_scores_reference_aggregation(candidates, candidates)
-    chosen = decoder.decode(candidates, candidates, nbest=1)
+        expected = metric.expected_scores_reference_aggregation(candidates, candidates, reference_lprobs=lp)
+    chosen = decoder.decode(candidates, candidates, nbest=1, reference_lprobs=lp)
     out.append({"choice": int(chosen.idx[0]), "score": float(chosen.score[0]),
                 "utilities": [float(v) for v in expected.tolist()]})
 print(json.dumps({"config": repr(metric.cfg), "segments": out}))

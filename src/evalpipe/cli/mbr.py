@@ -39,6 +39,9 @@ from evalpipe.errors import UsageError
 @click.option("--ties", type=click.Choice(["first", "mbrs"]), default="first", show_default=True,
               help="equal expected utilities: the first candidate, or mbrs 0.1.8's choice (torch.topk of float32 "
                    "utilities; needs torch)")
+@click.option("--reference-lprobs", "lprobs_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.jsonl",
+              help="log-probabilities of the pseudo-references, a JSON list per segment: each pseudo-reference "
+                   "weighted by their softmax (mbrs's reference_lprobs)")
 @click.option("--save-utilities", "save_file", type=click.Path(dir_okay=False), metavar="FILE.npz",
               help="also write every segment's utility matrix (numpy npz: the values, which cells were computed, the "
                    "texts' hashes, the metric's signature) to decode again with --utilities")
@@ -55,7 +58,7 @@ from evalpipe.errors import UsageError
 @opt.workers()
 @opt.verbose()
 def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_name, segment_scores, options, aggregate,
-                ties, save_file, utilities_file, fmt, output, report_file, demo, workers,
+                ties, lprobs_file, save_file, utilities_file, fmt, output, report_file, demo, workers,
                 verbose) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
@@ -72,10 +75,10 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
     if demo:
         if report_file:
             raise UsageError("--demo prints a table; --report goes with candidates you give")
-        if given or pseudo_file or segment_scores or source_file or save_file or utilities_file:
+        if given or pseudo_file or segment_scores or source_file or save_file or utilities_file or lprobs_file:
             raise UsageError("--demo chooses among the shipped systems with an n-gram metric: give no system files, "
-                             "--nbest, --samples, --pseudo-references, --segment-scores, --source, --save-utilities "
-                             "or --utilities")
+                             "--nbest, --samples, --pseudo-references, --segment-scores, --source, --save-utilities, "
+                             "--utilities or --reference-lprobs")
         return _demo(metric_name, options, aggregate, workers, ties, fmt, output)
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
@@ -85,7 +88,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
 
         typed = given_flags(click.get_current_context())
         bad = [f for f in ("-m", "--source", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples",
-                           "--workers", "--demo", "--save-utilities", "--utilities") if f in typed]
+                           "--workers", "--demo", "--save-utilities", "--utilities", "--reference-lprobs")
+               if f in typed]
         if bad:
             raise UsageError(f"{bad[0]} and --segment-scores cannot go together: the candidates are ranked by their "
                              f"precomputed scores")
@@ -113,7 +117,7 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
     elif source_file:
         raise UsageError(f"--source is read by metrics that run a model on it (-m comet, -m cometkiwi), not "
                          f"{metric_name}")
-    weights = pseudo = None
+    weights = pseudo = in_lines = None
     if system_files:
         cands = readers.from_systems(system_files)
     elif nbest:
@@ -121,22 +125,37 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
     else:
         lines = readers.from_jsonl(samples)
         cands = [r.candidates for r in lines]
-        pseudo, weights = (readers.per_segment(lines, key, samples) for key in ("pseudo_references", "weights"))
+        pseudo, weights, in_lines = (readers.per_segment(lines, key, samples)
+                                     for key in ("pseudo_references", "weights", "reference_lprobs"))
     if pseudo_file:
         lines = readers.from_jsonl(pseudo_file, "pseudo_references")
         if len(lines) != len(cands):
             raise UsageError(f"{pseudo_file} has {len(lines)} segments, the candidates {len(cands)}")
-        in_file = {key: readers.per_segment(lines, key, pseudo_file) for key in ("pseudo_references", "weights")}
-        for key, already in (("pseudo_references", pseudo), ("weights", weights)):
+        in_file = {key: readers.per_segment(lines, key, pseudo_file)
+                   for key in ("pseudo_references", "weights", "reference_lprobs")}
+        for key, already in (("pseudo_references", pseudo), ("weights", weights), ("reference_lprobs", in_lines)):
             if already is not None and in_file[key] is not None:
                 raise UsageError(f"\"{key}\" is given both in the --samples lines and in --pseudo-references: "
                                  f"give it once")
         pseudo, weights = in_file["pseudo_references"], weights if in_file["weights"] is None else in_file["weights"]
+        in_lines = in_lines if in_file["reference_lprobs"] is None else in_file["reference_lprobs"]
     if weights is not None:
         from evalpipe.mbr.requests import check_weights
 
         for g, (w, refs) in enumerate(zip(weights, pseudo or cands), 1):
             check_weights(w, refs, f"segment {g}: ")
+    lprobs = in_lines
+    if lprobs is not None:
+        for g, (lp, refs) in enumerate(zip(lprobs, pseudo or cands), 1):
+            if len(lp) != len(refs):
+                raise UsageError(f"segment {g}: {len(lp)} reference_lprobs for {len(refs)} pseudo-references")
+    if lprobs_file:
+        if lprobs is not None:
+            raise UsageError("--reference-lprobs and \"reference_lprobs\" in the JSON lines: give them once")
+        if weights is not None:
+            raise UsageError("--reference-lprobs and \"weights\" in the JSON lines cannot go together: give the "
+                             "pseudo-references' weights one way")
+        lprobs = readers.lprobs_from(lprobs_file, pseudo or cands)
     sources = None
     if source_file:
         from evalpipe.corpus import read_lines
@@ -152,7 +171,10 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         if weights is not None and meta.get("aggregate"):
             raise UsageError(f"{utilities_file} holds aggregate utilities (one column a segment): weights over "
                              f"pseudo-references cannot apply to them")
-        choices = mbr.decode_saved(saved, cands, bool(meta["higher_is_better"]), weights, ties)
+        if lprobs is not None and meta.get("aggregate"):
+            raise UsageError(f"{utilities_file} holds aggregate utilities (one column a segment): log-probabilities "
+                             f"of pseudo-references cannot apply to them")
+        choices = mbr.decode_saved(saved, cands, bool(meta["higher_is_better"]), weights, ties, lprobs)
         metric_name, signature, aggregate = meta["metric"], meta["signature"], bool(meta["aggregate"])
     else:
         from evalpipe.engines import make_engine
@@ -160,7 +182,7 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         computed: Optional[List[Any]] = [] if save_file else None
         with make_engine("local", workers) as engine:
             choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties,
-                                 engine=engine, sources=sources, matrices=computed)
+                                 engine=engine, sources=sources, matrices=computed, lprobs=lprobs)
         signature = metric.signature(1)
         if save_file:
             from evalpipe import __version__

@@ -36,8 +36,10 @@ def from_nbest(path: str) -> List[List[str]]:
 def from_jsonl(path: str, main: str = "candidates") -> List[Request]:
     """One :class:`~evalpipe.mbr.requests.Request` per line (:mod:`evalpipe.mbr.requests`: the protocol's keys,
     unknown keys refused); ``main`` is the key a line must have and a bare list stands for.  Lines of a
-    pseudo-references file carry ``pseudo_references`` and ``weights`` only."""
-    allowed = ("candidates", "pseudo_references", "weights") if main == "candidates" else ("pseudo_references", "weights")
+    pseudo-references file carry ``pseudo_references``, ``weights`` and ``reference_lprobs`` only."""
+    allowed = ("pseudo_references", "weights", "reference_lprobs")
+    if main == "candidates":
+        allowed = ("candidates",) + allowed
     out = []
     for number, line in enumerate(read_lines(path), 1):
         try:
@@ -62,3 +64,29 @@ def per_segment(lines: Sequence[Request], key: str, path: str) -> Optional[List[
         first = next(i for i, v in enumerate(values) if v is None)
         raise InputError(f"\"{key}\" on some lines but not on others", path, first + 1)
     return values
+
+
+def lprobs_from(path: str, references: Sequence[Sequence[str]]) -> List[List[float]]:
+    """``--reference-lprobs``: one JSON list of finite numbers per line, the log-probabilities of that segment's
+    pseudo-references (as many as it has), as mbrs's ``reference_lprobs``."""
+    import math
+
+    lines = read_lines(path)
+    if len(lines) != len(references):
+        raise InputError(f"has {len(lines)} lines, the candidates {len(references)} segments", path)
+    out = []
+    for number, (line, refs) in enumerate(zip(lines, references), 1):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"expected a JSON list of numbers ({exc.msg})", path, number) from None
+        if not isinstance(value, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                  for v in value):
+            raise InputError(f"expected a JSON list of numbers, got {line[:60]}", path, number)
+        if len(value) != len(refs):
+            raise InputError(f"expected {len(refs)} log-probabilities (one a pseudo-reference), got {len(value)}",
+                             path, number)
+        if not all(math.isfinite(v) for v in value):
+            raise InputError("expected finite log-probabilities (no NaN or infinity)", path, number)
+        out.append([float(v) for v in value])
+    return out

@@ -4,7 +4,8 @@ Two forms, one reply line each:
 
 * ``MBR ||| cand_1 ||| cand_2 ||| ... ||| cand_N`` -- the candidates are also the pseudo-references;
 * ``MBR ||| {JSON}`` -- one field, a JSON object ``{"candidates": [...], "pseudo_references": [...]
-  (optional), "weights": [...] (optional, one per pseudo-reference), "aggregate": false (optional), "source": "..." (for COMET)}``, when
+  (optional), "weights": [...] or "reference_lprobs": [...] (optional, one per pseudo-reference), "aggregate":
+  false (optional), "source": "..." (for COMET, MetricX)}``, when
   the pseudo-references differ or texts hold the separator (write its ``|`` as ``\u007c`` in the JSON:
   the line is split at every ``|||`` before the field is read).
 
@@ -36,8 +37,13 @@ def reply(metric: Any, fields: List[str]) -> List[str]:
         request = requests.parse(fields, where="MBR: ")
     pseudo = request.pseudo_references
     requests.check_weights(request.weights, pseudo or request.candidates, "MBR: ")
+    lprobs = request.reference_lprobs
+    if lprobs is not None and len(lprobs) != len(pseudo or request.candidates):
+        raise InputError(f"MBR: {len(lprobs)} reference_lprobs for {len(pseudo or request.candidates)} "
+                         f"pseudo-references")
     (choice,) = mbr.decode(metric, [request.candidates], None if pseudo is None else [pseudo],
                            aggregate=bool(request.aggregate),
                            weights=None if request.weights is None else [request.weights],
-                           sources=None if request.source is None else [request.source])
+                           sources=None if request.source is None else [request.source],
+                           lprobs=None if lprobs is None else [lprobs])
     return [f"{choice.index} ||| {' '.join(repr(float(u)) for u in choice.utilities)}"]

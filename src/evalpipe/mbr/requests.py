@@ -4,6 +4,8 @@
 * ``candidates`` -- a non-empty list of strings;
 * ``pseudo_references`` -- a non-empty list of strings (default: the candidates);
 * ``weights`` -- one non-negative number per pseudo-reference, with a positive sum (default: uniform);
+* ``reference_lprobs`` -- one finite number per pseudo-reference, their log-probabilities: each weighted by their
+  softmax (mbrs's ``reference_lprobs``; not with ``weights``);
 * ``aggregate`` -- ``true`` or ``false``: reference aggregation (the protocol; the command's flag is ``--aggregate``);
 * ``source`` -- the segment's source, a string (the protocol; read by metrics that run a model on it, COMET).
 
@@ -16,7 +18,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence
 
 from evalpipe.errors import InputError
 
-KEYS = ("candidates", "pseudo_references", "weights", "aggregate", "source")
+KEYS = ("candidates", "pseudo_references", "weights", "reference_lprobs", "aggregate", "source")
 
 
 class Request(NamedTuple):
@@ -27,6 +29,7 @@ class Request(NamedTuple):
     weights: Optional[List[float]] = None
     aggregate: Optional[bool] = None
     source: Optional[str] = None
+    reference_lprobs: Optional[List[float]] = None
 
 
 def _texts(value: Any, key: str, where: str) -> List[str]:
@@ -55,6 +58,17 @@ def parse(value: Any, main: str = "candidates", allowed: Sequence[str] = KEYS, w
             raise InputError(f"{where}expected \"weights\" as a list of non-negative numbers with a positive sum, got "
                              f"{str(weights)[:60]}")
         got["weights"] = [float(w) for w in weights]
+    lprobs = value.get("reference_lprobs")
+    if lprobs is not None:
+        import math
+
+        if not isinstance(lprobs, list) or not lprobs or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in lprobs):
+            raise InputError(f"{where}expected \"reference_lprobs\" as a list of finite numbers, got "
+                             f"{str(lprobs)[:60]}")
+        if weights is not None:
+            raise InputError(f"{where}give \"weights\" or \"reference_lprobs\", not both")
+        got["reference_lprobs"] = [float(v) for v in lprobs]
     if "aggregate" in value:
         if not isinstance(value["aggregate"], bool):
             raise InputError(f"{where}expected \"aggregate\" true or false, got {str(value['aggregate'])[:20]}")

@@ -50,10 +50,30 @@ def select(utilities: np.ndarray, higher_is_better: bool = True, ties: str = "fi
     return int(np.argmax(u) if higher_is_better else np.argmin(u))
 
 
-def expectations(matrix: np.ndarray, weights: Optional[Sequence[float]], ties: str) -> Tuple[np.ndarray, Any]:
+def softmax(lprobs: Sequence[float]) -> np.ndarray:
+    """The weights of log-probabilities: ``exp(l - max) / sum`` (float64)."""
+    lp = np.asarray(lprobs, dtype=np.float64)
+    e = np.exp(lp - lp.max())
+    return e / e.sum()
+
+
+def expectations(matrix: np.ndarray, weights: Optional[Sequence[float]], ties: str,
+                 lprobs: Optional[Sequence[float]] = None) -> Tuple[np.ndarray, Any]:
     """One segment's ``(expected utilities, float32 means for ties="mbrs" or None)``: mbrs takes torch's mean of
     the float32 matrix (numpy sums float32 in another order).  A one-column matrix (reference aggregation) is its
-    own expectation."""
+    own expectation.  ``lprobs`` (one a pseudo-reference): the pseudo-references weighted by their softmax, as
+    mbrs's ``reference_lprobs`` (its float32 rule for ties="mbrs": ``(matrix * softmax(lprobs)).sum(-1)``)."""
+    if lprobs is not None:
+        if len(lprobs) != matrix.shape[1]:
+            raise InputError(f"expected {matrix.shape[1]} log-probabilities (one a pseudo-reference), got "
+                             f"{len(lprobs)}")
+        u = np.asarray(matrix, dtype=np.float64) @ softmax(lprobs)
+        if ties != "mbrs":
+            return u, None
+        torch = _torch()
+        m32 = torch.from_numpy(np.asarray(matrix, dtype=np.float32))
+        w32 = torch.tensor(np.asarray(lprobs, dtype=np.float64)).to(m32).softmax(dim=-1, dtype=torch.float32)
+        return u, (m32 * w32[None, :]).sum(dim=-1).numpy()
     if matrix.shape[1] == 1 and weights is None:
         u = np.asarray(matrix[:, 0], dtype=np.float64)
         return u, (u if ties == "mbrs" else None)

@@ -26,7 +26,8 @@ Row = Tuple[np.ndarray, Any, Optional[np.ndarray]]
 def segment_rows(metric: Any, candidates: Sequence[Sequence[str]],
                  pseudo_references: Optional[Sequence[Sequence[str]]], aggregate: bool,
                  weights: Optional[Sequence[Sequence[float]]], ties: str, keep: bool = False,
-                 sources: Optional[Sequence[str]] = None) -> List[Row]:
+                 sources: Optional[Sequence[str]] = None,
+                 lprobs: Optional[Sequence[Sequence[float]]] = None) -> List[Row]:
     """For every segment, its :data:`Row` (the matrix only when ``keep``: a file is to be written)."""
     if getattr(metric, "reads_source", False):
         matrices = model_matrices(metric, candidates, pseudo_references, sources, aggregate)
@@ -35,7 +36,7 @@ def segment_rows(metric: Any, candidates: Sequence[Sequence[str]],
     out = []
     for g, m in enumerate(matrices):
         m = np.asarray(m)
-        u, kept = expectations(m, None if weights is None else weights[g], ties)
+        u, kept = expectations(m, None if weights is None else weights[g], ties, None if lprobs is None else lprobs[g])
         out.append((u, kept, np.asarray(m, dtype=np.float64) if keep else None))
     return out
 
@@ -55,9 +56,10 @@ class CandidateSets(Input):
     None), how the expectation is taken (``aggregate``, ``ties``) and whether the matrices come back (``keep``)."""
 
     def __init__(self, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]],
-                 weights: Optional[Sequence[Sequence[float]]], aggregate: bool, ties: str, keep: bool = False) -> None:
+                 weights: Optional[Sequence[Sequence[float]]], aggregate: bool, ties: str, keep: bool = False,
+                 lprobs: Optional[Sequence[Sequence[float]]] = None) -> None:
         self.candidates, self.pseudo_references, self.weights = candidates, pseudo_references, weights
-        self.aggregate, self.ties, self.keep = aggregate, ties, keep
+        self.aggregate, self.ties, self.keep, self.lprobs = aggregate, ties, keep, lprobs
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -73,11 +75,12 @@ class CandidateSets(Input):
             return None if seq is None else seq[a:b]
 
         return [CandidateSets(self.candidates[a:b], cut(self.pseudo_references, a, b), cut(self.weights, a, b),
-                              self.aggregate, self.ties, self.keep) for a, b in chunk_bounds(len(self), parts)]
+                              self.aggregate, self.ties, self.keep, cut(self.lprobs, a, b))
+                for a, b in chunk_bounds(len(self), parts)]
 
     def rows(self, metric: Any) -> List[Any]:
         return segment_rows(metric, self.candidates, self.pseudo_references, self.aggregate, self.weights, self.ties,
-                            self.keep)
+                            self.keep, lprobs=self.lprobs)
 
     def segments(self) -> Iterator[Any]:
         refs = self.candidates if self.pseudo_references is None else self.pseudo_references
