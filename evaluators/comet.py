@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
-from evalpipe.errors import OptionError, UsageError
+from evalpipe.errors import InputError, OptionError, UsageError
 from evalpipe.evaluators.neural.model_metric import ModelMetric
 from evalpipe.sufficient_stats.options import Option
 
@@ -37,7 +37,10 @@ class Comet(ModelMetric):
                "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda, cuda:N, or a "
                                              "list (cuda:0,cuda:1: inputs split over them)"),
                "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
-                                         "more, one for smaller ones)", minimum=0)}
+                                         "more, one for smaller ones)", minimum=0),
+               "on_long": Option(str, "truncate", "a text past the encoder's limit: truncate (as unbabel-comet, "
+                                                  "counted), error, or window (scored in sentence windows, counted)",
+                                 choices=("truncate", "error", "window"))}
     #: False: scores without a reference (``cometkiwi``)
     with_reference = True
     #: the contract tests run it with a tiny model of this family (src/evalpipe/tiny_comet.py)
@@ -74,10 +77,55 @@ class Comet(ModelMetric):
 
     def score_rows(self, sources: Sequence[str], hypotheses: Sequence[str],
                    references: Optional[Sequence[str]]) -> Any:
-        """The model's score of each row (float32 numpy array)."""
-        scores = self.model.score(list(sources), list(hypotheses), None if references is None else list(references))
-        self.last_cut = self.model.last_cut  # (score-corpus counts them per system: the table's notes and the JSON)
-        return scores
+        """The model's score of each row (float32 numpy array); inputs past the encoder's limit counted, and cut,
+        refused or scored in sentence windows as ``on_long`` says."""
+        src, mt = list(sources), list(hypotheses)
+        ref = None if references is None else list(references)
+        on_long = self.options["on_long"]
+        if on_long == "truncate":
+            scores = self.model.score(src, mt, ref)
+            self.last_cut, self.last_windowed = self.model.last_cut, [False] * len(mt)
+            return scores
+        cut = self.model.cut_flags(src, mt, ref)
+        if on_long == "error" and any(cut):
+            raise InputError(f"{self.name}: segment {cut.index(True) + 1}'s input is longer than the encoder's "
+                             f"{self.max_length} tokens; -o {self.name}.on_long=truncate cuts it as unbabel-comet "
+                             f"does, -o {self.name}.on_long=window scores it in sentence windows")
+        self.last_cut, self.last_windowed = list(cut), [False] * len(mt)
+        if on_long == "error" or not any(cut):
+            return self.model.score(src, mt, ref)
+        return self._windowed(src, mt, ref, cut)
+
+    def _windowed(self, src: List[str], mt: List[str], ref: Optional[List[str]], cut: List[bool]) -> Any:
+        """``on_long=window`` (evaluators/neural/windows.py): each row with a cut input scored in sentence windows
+        of the fields the model reads, the windows' scores weighted by hypothesis characters."""
+        import numpy as np
+
+        from evalpipe.evaluators.neural.windows import weighted_mean, windows
+
+        reads_src = not self.model.joint_input or self.model.unified_reads_source
+        used = (1,) + ((0,) if reads_src else ()) + ((2,) if ref is not None else ())
+        rows = list(zip(src, mt, ref if ref is not None else [None] * len(mt)))
+
+        def fits(row: Any) -> bool:
+            return not self.model.cut_flags([row[0]], [row[1]], None if ref is None else [row[2]])[0]
+
+        parts = {i: found for i in range(len(rows)) if cut[i]
+                 for found in [windows(rows[i], used, fits)] if found is not None}
+        keep = [i for i in range(len(rows)) if i not in parts]
+        flat = [rows[i] for i in keep] + [p for i in sorted(parts) for p in parts[i]]
+        scores = self.model.score([r[0] for r in flat], [r[1] for r in flat],
+                                  None if ref is None else [r[2] for r in flat])
+        out = np.zeros(len(rows), dtype=np.float32)
+        out[keep] = scores[:len(keep)]
+        at = len(keep)
+        for i in sorted(parts):
+            n = len(parts[i])
+            out[i] = weighted_mean(scores[at:at + n].tolist(), parts[i])
+            self.last_cut[i] = any(self.model.last_cut[at:at + n])
+            self.last_windowed[i] = True
+            at += n
+        return out
 
     def utility_matrices(self, candidates: Sequence[Sequence[str]],
                          pseudo_references: Optional[Sequence[Sequence[str]]], sources: Sequence[str],
@@ -104,7 +152,8 @@ class Comet(ModelMetric):
         if not hasattr(self, "_model_name"):
             self._model_name = model_name(self.model.files)  # (hashed once: signatures are asked for often)
         return (f"{self.name}|model:{self._model_name}|{self.model.family}"
-                f"|ref:{'yes' if self.uses_reference else 'no'}|fp32|version:{installed_version()}")
+                f"|ref:{'yes' if self.uses_reference else 'no'}|fp32"
+                + ("|long:window" if self.options["on_long"] == "window" else "") + f"|version:{installed_version()}")
 
 
 class CometKiwi(Comet):

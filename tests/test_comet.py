@@ -499,3 +499,53 @@ def test_a_device_list_splits_the_inputs_over_copies_of_the_model(tmp_path, monk
 
     with pytest.raises(OptionError, match="device expects .* comma-separated list"):
         load_metric(name, model=str(folder), device="cpu,gpu0")
+
+
+@pytest.mark.parametrize("family", ["regression", "unified"])
+def test_on_long_error_and_window(tmp_path, family):
+    """``-o comet.on_long=error`` refuses a row with an input past the encoder's limit, naming it;
+    ``on_long=window`` scores such a row in sentence windows (evaluators/neural/windows.py) -- the mean of the
+    windows' own scores weighted by hypothesis characters, each window fitting -- and rows that fit as before; the
+    signature says so.  Real WMT21 rows, 12 lines to a segment (past 510 tokens), and rows that fit."""
+    from evalpipe import tiny_comet as tiny
+    from evalpipe.errors import InputError
+    from evalpipe.evaluators.neural.windows import sentences, windows
+
+    folder = tiny.build(tmp_path / "m", family)
+    name = "comet" if family == "regression" else "cometkiwi"
+    src, ref = lines(NEWS / "sources" / "en-de.txt"), lines(NEWS / "references" / "en-de.refA.txt")
+    hyp = lines(sorted((NEWS / "system-outputs" / "en-de").glob("*.txt"))[0])
+    S = [" ".join(src[i:i + 12]) for i in range(0, 48, 12)] + src[50:53]
+    H = [" ".join(hyp[i:i + 12]) for i in range(0, 48, 12)] + hyp[50:53]
+    R = [" ".join(ref[i:i + 12]) for i in range(0, 48, 12)] + ref[50:53]
+    refs = R if family == "regression" else None
+    plain = load_metric(name, model=str(folder))
+    window = load_metric(name, model=str(folder), on_long="window")
+    base = plain.score_rows(S, H, refs)
+    long = list(plain.last_cut)
+    got = window.score_rows(S, H, refs)
+    assert long[:4] == [True] * 4 and not any(long[4:])
+    assert "|long:window|" in window.signature(1) and "long:" not in plain.signature(1)
+    split = 0
+    for i, row in enumerate(zip(S, H, R if refs else [None] * len(H))):
+        if not long[i]:
+            assert abs(got[i] - base[i]) < TOL and not window.last_windowed[i]
+            continue
+        counts = {len(sentences(f)) for f in row if f is not None}
+        if len(counts) != 1:
+            assert abs(got[i] - base[i]) < TOL and window.last_cut[i] and not window.last_windowed[i]
+            continue
+        split += 1
+        used = (1, 0, 2) if refs else (1, 0)
+        parts = windows(row, used, lambda r: not plain.model.cut_flags([r[0]], [r[1]], None if refs is None
+                                                                        else [r[2]])[0])
+        own = plain.score_rows([p[0] for p in parts], [p[1] for p in parts], None if refs is None
+                               else [p[2] for p in parts])
+        assert len(parts) > 1 and not any(plain.last_cut) and window.last_windowed[i] and not window.last_cut[i]
+        weights = [len(p[1]) for p in parts]
+        assert abs(got[i] - sum(s * w for s, w in zip(own, weights)) / sum(weights)) < TOL
+    assert split >= 1
+    with pytest.raises(InputError, match="segment 1's input is longer than the encoder's .*on_long=window"):
+        load_metric(name, model=str(folder), on_long="error").score_rows(S, H, refs)
+    assert load_metric(name, model=str(folder), on_long="error").score_rows(S[4:], H[4:], None if refs is None
+                                                                           else refs[4:]).shape == (3,)

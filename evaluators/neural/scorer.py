@@ -268,14 +268,7 @@ class CometModel:
                               for m, s, r in zip(mt, src, ref or mt)]
             return self.estimate(vectors, rows(mt), rows(src),
                                  rows(ref) if self.family == "regression_metric" else None)
-        use_ref = ref is not None and self.reads_reference
-        use_src = self.unified_reads_source
-        if use_src and use_ref:
-            layouts: Tuple[Tuple[str, ...], ...] = (("mt", "src"), ("mt", "ref"), ("mt", "src", "ref"))
-        elif use_ref:
-            layouts = (("mt", "ref"),)
-        else:
-            layouts = (("mt", "src"),)
+        layouts = self._layouts(ref is not None)
         texts = {"mt": mt, "src": src, "ref": ref}
         rows = [tuple((name, texts[name][i]) for name in layout) for layout in layouts for i in range(len(mt))]
         distinct = list(dict.fromkeys(rows))
@@ -304,6 +297,27 @@ class CometModel:
         if len(layouts) == 1:
             return per_layout[0]
         return torch.from_numpy(per_layout).mean(dim=0).numpy()
+
+    def _layouts(self, with_reference: bool) -> Tuple[Tuple[str, ...], ...]:
+        """The joint inputs a unified model reads of a row (unbabel-comet's): their scores are averaged."""
+        use_ref = with_reference and self.reads_reference
+        if self.unified_reads_source and use_ref:
+            return (("mt", "src"), ("mt", "ref"), ("mt", "src", "ref"))
+        return (("mt", "ref"),) if use_ref else (("mt", "src"),)
+
+    def cut_flags(self, sources: Sequence[str], hypotheses: Sequence[str],
+                  references: Optional[Sequence[str]] = None) -> List[bool]:
+        """Whether COMET would cut anything the model reads of each row (tokenization only, no model run)."""
+        words = sorted(set(hypotheses) | set(sources) | set(references or ()))
+        ids = dict(zip(words, self.tokens(words)))
+        if not self.joint_input:
+            reads_ref = references is not None and self.family == "regression_metric"
+            return [m in self.long_texts or s in self.long_texts or (reads_ref and r in self.long_texts)
+                    for m, s, r in zip(hypotheses, sources, references or hypotheses)]
+        texts = {"mt": hypotheses, "src": sources, "ref": references}
+        return [any(self.joint_too_long([ids[texts[name][i]] for name in layout]) or
+                    any(texts[name][i] in self.long_texts for name in layout)
+                    for layout in self._layouts(references is not None)) for i in range(len(hypotheses))]
 
     #: xCOMET's weights: the regression scores of [mt;src], [mt;ref], [mt;src;ref], then the MQM score of the spans
     XCOMET_SCORE_WEIGHTS = (0.12, 0.33, 0.33, 0.22)
