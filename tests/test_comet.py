@@ -443,14 +443,24 @@ def test_score_corpus_counts_the_inputs_the_encoder_cuts(models, tmp_path, name)
     """COMET cuts a text past the encoder's positions (and a joint input past them) without a word; score-corpus
     counts, per system, the segments of which anything the model reads was cut: the table's note and the JSON.
     Built so the count is known: in system A rows 1 and 3 have a hypothesis of ~1,600 words (each text cut); row 4's
-    source is that long (read by every family); row 2's source has 100 words (~285 pieces: it fits alone, and beside
-    a sentence), and so has system B's row 2 hypothesis: B's row 2 is cut only where hypothesis and source are read
-    together (the unified families: one joint input), so B counts 2 there and 1 for the families that encode each
-    text alone (regression, referenceless)."""
+    source is that long (read by every family); row 2's source is a text of about 60% of the limit (its word count
+    chosen by the model's tokenizer, which was trained on whichever data is here: it fits alone and beside a
+    sentence, not beside itself), and so is system B's row 2 hypothesis: B's row 2 is cut only where hypothesis and
+    source are read together (the unified families: one joint input), so B counts 2 there and 1 for the families
+    that encode each text alone (regression, referenceless)."""
     plugin, uses_ref = FAMILIES[name]
     src, ref = lines(NEWS / "sources" / "en-de.txt")[:6], lines(NEWS / "references" / "en-de.refA.txt")[:6]
-    words = " ".join(ref).split()
-    long, half = " ".join(words * 12), " ".join((words * 3)[:100])
+    words = " ".join(ref).split() * 3
+    model = load_metric(plugin, model=str(models[name])).model
+    limit = model.encoder.max_positions - 4  # pieces a text keeps
+
+    def pieces(n):
+        return len(model.tokens([" ".join(words[:n])])[0]) - 2
+
+    n = next(n for n in range(10, len(words)) if pieces(n) >= 0.6 * limit)
+    long, half = " ".join(words * 4), " ".join(words[:n])
+    longest = max(len(model.tokens([r])[0]) - 2 for r in src + ref)
+    assert pieces(n) + longest < limit - 7 < 2 * pieces(n)  # fits beside a sentence, not beside itself
     a, b = list(ref), list(ref)
     a[1] = a[3] = src[4] = long
     b[2] = src[2] = half
