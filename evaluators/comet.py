@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence
 
 from evalpipe.errors import InputError, OptionError, UsageError
-from evalpipe.evaluators.neural.model_metric import ModelMetric
+from evalpipe.evaluators.neural.model_metric import ModelMetric, on_long_option, running_options
 from evalpipe.sufficient_stats.options import Option
 
 
@@ -31,16 +31,8 @@ class Comet(ModelMetric):
     name = "comet"
     OPTIONS = {"model": Option(str, "", "the model folder: hparams.yaml, checkpoints/model.ckpt, the encoder's "
                                         "config.json and tokenizer.json"),
-               "batch_size": Option(int, 64, "inputs per forward pass", minimum=1),
-               "batch_tokens": Option(int, 0, "padded tokens per forward pass at most, short inputs many to a "
-                                              "batch (0: batch_size inputs only)", minimum=0),
-               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda, cuda:N, or a "
-                                             "list (cuda:0,cuda:1: inputs split over them)"),
-               "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
-                                         "more, one for smaller ones)", minimum=0),
-               "on_long": Option(str, "truncate", "a text past the encoder's limit: truncate (as unbabel-comet, "
-                                                  "counted), error, or window (scored in sentence windows, counted)",
-                                 choices=("truncate", "error", "window"))}
+               **running_options(64),
+               "on_long": on_long_option("the encoder's limit", "unbabel-comet")}
     #: False: scores without a reference (``cometkiwi``)
     with_reference = True
     #: the contract tests run it with a tiny model of this family (src/evalpipe/tiny_comet.py)

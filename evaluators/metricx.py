@@ -33,7 +33,7 @@ import re
 from typing import Any, List, Optional, Sequence, Tuple
 
 from evalpipe.errors import InputError, OptionError, UsageError
-from evalpipe.evaluators.neural.model_metric import ModelMetric
+from evalpipe.evaluators.neural.model_metric import ModelMetric, on_long_option, running_options
 from evalpipe.sufficient_stats.options import Option
 
 #: the input lengths google-research/metricx's README runs each version with
@@ -74,18 +74,10 @@ class MetricX(ModelMetric):
                "qe": Option(bool, False, "score without references (MetricX-24 hybrid, MetricX-23 QE models)"),
                "max_input_length": Option(int, 0, "input tokens at most (0: 1536 for MetricX-24, 1024 for -23)",
                                           minimum=0),
-               "on_long": Option(str, "truncate", "an input past max_input_length: truncate (as predict.py, counted), "
-                                                  "error, or window (scored in sentence windows, counted)",
-                                 choices=("truncate", "error", "window")),
+               "on_long": on_long_option("max_input_length", "predict.py"),
                "inputs": Option(str, "predict", "how inputs become token ids: predict (metricx's predict.py) or "
                                                 "mbrs (mbrs 0.1.8's MetricMetricX)", choices=("predict", "mbrs")),
-               "batch_size": Option(int, 16, "inputs per forward pass", minimum=1),
-               "batch_tokens": Option(int, 0, "padded tokens per forward pass at most, short inputs many to a "
-                                              "batch (0: batch_size inputs only)", minimum=0),
-               "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda, cuda:N, or a "
-                                             "list (cuda:0,cuda:1: inputs split over them)"),
-               "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or "
-                                         "more, one for smaller ones)", minimum=0),
+               **running_options(16),
                "dtype": Option(str, "fp32", "fp32, bf16 or fp16", choices=("fp32", "bf16", "fp16"))}
     #: without -r, score-corpus scores in QE mode (as if -o metricx.qe=true)
     reference_optional = True

@@ -7,10 +7,28 @@ score a row) and ``_fields()`` (what a segment's fields must be, for the one-lin
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from evalpipe.errors import InputError, Unscorable
 from evalpipe.sufficient_stats.metric import Metric
+from evalpipe.sufficient_stats.options import Option
+
+
+def running_options(batch_size: int) -> Dict[str, Option]:
+    """The options of how a model runs, the same in every neural plugin (``batch_size`` its default)."""
+    return {"batch_size": Option(int, batch_size, "inputs per forward pass", minimum=1),
+            "batch_tokens": Option(int, 0, "padded tokens per forward pass at most, short inputs many to a batch (0: "
+                                           "batch_size inputs only)", minimum=0),
+            "device": Option(str, "auto", "auto (the GPU torch sees, else the CPU), cpu, cuda, cuda:N, or a list "
+                                          "(cuda:0,cuda:1: inputs split over them)"),
+            "threads": Option(int, 0, "CPU threads for torch (0: every core for batches of 16 inputs or more, one "
+                                      "for smaller ones)", minimum=0)}
+
+
+def on_long_option(limit: str, cut_as: str) -> Option:
+    """``on_long``: what happens to an input past ``limit`` (evaluators/neural/windows.py for ``window``)."""
+    return Option(str, "truncate", f"an input past {limit}: truncate (as {cut_as}, counted), error, or window "
+                                   f"(scored in sentence windows, counted)", choices=("truncate", "error", "window"))
 
 
 class ModelMetric(Metric):
