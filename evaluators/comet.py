@@ -93,7 +93,7 @@ class Comet(ModelMetric):
         of the fields the model reads, the windows' scores weighted by hypothesis characters."""
         import numpy as np
 
-        from evalpipe.evaluators.neural.windows import weighted_mean, windows
+        from evalpipe.evaluators.neural.windows import combine, windows
 
         reads_src = not self.model.joint_input or self.model.unified_reads_source
         used = (1,) + ((0,) if reads_src else ()) + ((2,) if ref is not None else ())
@@ -108,16 +108,10 @@ class Comet(ModelMetric):
         flat = [rows[i] for i in keep] + [p for i in sorted(parts) for p in parts[i]]
         scores = self.model.score([r[0] for r in flat], [r[1] for r in flat],
                                   None if ref is None else [r[2] for r in flat])
-        out = np.zeros(len(rows), dtype=np.float32)
-        out[keep] = scores[:len(keep)]
-        at = len(keep)
-        for i in sorted(parts):
-            n = len(parts[i])
-            out[i] = weighted_mean(scores[at:at + n].tolist(), parts[i])
-            self.last_cut[i] = any(self.model.last_cut[at:at + n])
-            self.last_windowed[i] = True
-            at += n
-        return out
+        out, window_cut = combine(len(rows), keep, parts, scores.tolist(), self.model.last_cut[len(keep):])
+        for i, was_cut in window_cut.items():
+            self.last_cut[i], self.last_windowed[i] = was_cut, True
+        return np.asarray(out, dtype=np.float32)
 
     def utility_matrices(self, candidates: Sequence[Sequence[str]],
                          pseudo_references: Optional[Sequence[Sequence[str]]], sources: Sequence[str],

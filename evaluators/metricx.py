@@ -150,7 +150,7 @@ class MetricX(ModelMetric):
         """``on_long=window``: each cut row scored in sentence windows (evaluators/neural/windows.py)."""
         import numpy as np
 
-        from evalpipe.evaluators.neural.windows import weighted_mean, windows
+        from evalpipe.evaluators.neural.windows import combine, windows
 
         parts = {}
         for i in (i for i, c in enumerate(cut) if c):
@@ -163,17 +163,11 @@ class MetricX(ModelMetric):
         window_inputs, window_cut = self._encode(flat)
         keep = [i for i in range(len(rows)) if i not in parts]
         scores = self.model.score([inputs[i] for i in keep] + window_inputs)
-        out = np.zeros(len(rows), dtype=np.float32)
-        out[keep] = scores[:len(keep)]
-        at = len(keep)
-        for i in sorted(parts):
-            n = len(parts[i])
-            out[i] = weighted_mean(scores[at:at + n].tolist(), parts[i])
-            cut[i] = any(window_cut[at - len(keep):at - len(keep) + n])
-            self.last_windowed[i] = True
-            at += n
+        out, split_cut = combine(len(rows), keep, parts, scores.tolist(), window_cut)
+        for i, was_cut in split_cut.items():
+            cut[i], self.last_windowed[i] = was_cut, True
         self.model.truncated += sum(cut)
-        return out
+        return np.asarray(out, dtype=np.float32)
 
     def utility_matrices(self, candidates: Sequence[Sequence[str]],
                          pseudo_references: Optional[Sequence[Sequence[str]]], sources: Sequence[str],

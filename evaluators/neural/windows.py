@@ -16,7 +16,7 @@ context around it, so windowed and cut scores are different numbers (the signatu
 from __future__ import annotations
 
 import re
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 _SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+|\s*\n\s*")
 
@@ -59,3 +59,20 @@ def weighted_mean(scores: Sequence[float], parts: Sequence[Row]) -> float:
     """The mean of the windows' ``scores`` weighted by the characters of each window's hypothesis."""
     weights = [max(1, len(p[1])) for p in parts]
     return sum(s * w for s, w in zip(scores, weights)) / sum(weights)
+
+
+def combine(rows: int, keep: Sequence[int], parts: Dict[int, List[Row]], scores: Sequence[float],
+            window_cut: Sequence[bool]) -> Tuple[List[float], Dict[int, bool]]:
+    """Every row's score from one scoring pass over the ``keep`` rows then every split row's windows (rows in
+    ``sorted(parts)`` order): a kept row's own score, a split row's :func:`weighted_mean` of its windows; and for
+    each split row whether one of its windows was cut (``window_cut``: one flag a window)."""
+    out = [0.0] * rows
+    for k, i in enumerate(keep):
+        out[i] = float(scores[k])
+    cut, at = {}, 0
+    for i in sorted(parts):
+        n = len(parts[i])
+        out[i] = weighted_mean([float(v) for v in scores[len(keep) + at:len(keep) + at + n]], parts[i])
+        cut[i] = any(window_cut[at:at + n])
+        at += n
+    return out, cut
