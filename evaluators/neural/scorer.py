@@ -263,9 +263,7 @@ class CometModel:
         if not self.joint_input:
             vectors, index = self.table([*mt, *src, *(ref or [])])
             rows = (lambda texts: [index[t] for t in texts])
-            reads_ref = ref is not None and self.family == "regression_metric"
-            self.last_cut += [m in self.long_texts or s in self.long_texts or (reads_ref and r in self.long_texts)
-                              for m, s, r in zip(mt, src, ref or mt)]
+            self.last_cut += self._texts_cut(src, mt, ref)
             return self.estimate(vectors, rows(mt), rows(src),
                                  rows(ref) if self.family == "regression_metric" else None)
         layouts = self._layouts(ref is not None)
@@ -305,15 +303,20 @@ class CometModel:
             return (("mt", "src"), ("mt", "ref"), ("mt", "src", "ref"))
         return (("mt", "ref"),) if use_ref else (("mt", "src"),)
 
+    def _texts_cut(self, src: Sequence[str], mt: Sequence[str], ref: Optional[Sequence[str]]) -> List[bool]:
+        """Families that encode each text alone: whether a text the model reads of each row was cut (its
+        tokenization seen before, :meth:`tokens`)."""
+        reads_ref = ref is not None and self.family == "regression_metric"
+        return [m in self.long_texts or s in self.long_texts or (reads_ref and r in self.long_texts)
+                for m, s, r in zip(mt, src, ref or mt)]
+
     def cut_flags(self, sources: Sequence[str], hypotheses: Sequence[str],
                   references: Optional[Sequence[str]] = None) -> List[bool]:
         """Whether COMET would cut anything the model reads of each row (tokenization only, no model run)."""
         words = sorted(set(hypotheses) | set(sources) | set(references or ()))
         ids = dict(zip(words, self.tokens(words)))
         if not self.joint_input:
-            reads_ref = references is not None and self.family == "regression_metric"
-            return [m in self.long_texts or s in self.long_texts or (reads_ref and r in self.long_texts)
-                    for m, s, r in zip(hypotheses, sources, references or hypotheses)]
+            return self._texts_cut(sources, hypotheses, references)
         texts = {"mt": hypotheses, "src": sources, "ref": references}
         return [any(self.joint_too_long([ids[texts[name][i]] for name in layout]) or
                     any(texts[name][i] in self.long_texts for name in layout)
