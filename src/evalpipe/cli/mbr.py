@@ -139,16 +139,12 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
                                  f"give it once")
         pseudo, weights = in_file["pseudo_references"], weights if in_file["weights"] is None else in_file["weights"]
         in_lines = in_lines if in_file["reference_lprobs"] is None else in_file["reference_lprobs"]
-    if weights is not None:
-        from evalpipe.mbr.requests import check_weights
+    from evalpipe.mbr.requests import check_weights
 
-        for g, (w, refs) in enumerate(zip(weights, pseudo or cands), 1):
-            check_weights(w, refs, f"segment {g}: ")
+    for key, values in (("weights", weights), ("reference_lprobs", in_lines)):
+        for g, (w, refs) in enumerate(zip(values or [], pseudo or cands), 1):
+            check_weights(w, refs, f"segment {g}: ", key)
     lprobs = in_lines
-    if lprobs is not None:
-        for g, (lp, refs) in enumerate(zip(lprobs, pseudo or cands), 1):
-            if len(lp) != len(refs):
-                raise UsageError(f"segment {g}: {len(lp)} reference_lprobs for {len(refs)} pseudo-references")
     if lprobs_file:
         if lprobs is not None:
             raise UsageError("--reference-lprobs and \"reference_lprobs\" in the JSON lines: give them once")

@@ -38,9 +38,7 @@ def reply(metric: Any, fields: List[str]) -> List[str]:
     pseudo = request.pseudo_references
     requests.check_weights(request.weights, pseudo or request.candidates, "MBR: ")
     lprobs = request.reference_lprobs
-    if lprobs is not None and len(lprobs) != len(pseudo or request.candidates):
-        raise InputError(f"MBR: {len(lprobs)} reference_lprobs for {len(pseudo or request.candidates)} "
-                         f"pseudo-references")
+    requests.check_weights(lprobs, pseudo or request.candidates, "MBR: ", "reference_lprobs")
     (choice,) = mbr.decode(metric, [request.candidates], None if pseudo is None else [pseudo],
                            aggregate=bool(request.aggregate),
                            weights=None if request.weights is None else [request.weights],

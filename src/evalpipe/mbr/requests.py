@@ -80,7 +80,8 @@ def parse(value: Any, main: str = "candidates", allowed: Sequence[str] = KEYS, w
     return Request(**got)
 
 
-def check_weights(weights: Optional[Sequence[float]], pseudo_references: Sequence[str], where: str = "") -> None:
-    """One weight per pseudo-reference."""
+def check_weights(weights: Optional[Sequence[float]], pseudo_references: Sequence[str], where: str = "",
+                  key: str = "weights") -> None:
+    """One weight (``key``: or log-probability, ``reference_lprobs``) per pseudo-reference."""
     if weights is not None and len(weights) != len(pseudo_references):
-        raise InputError(f"{where}{len(weights)} weights for {len(pseudo_references)} pseudo-references")
+        raise InputError(f"{where}{len(weights)} {key} for {len(pseudo_references)} pseudo-references")
