@@ -23,7 +23,7 @@ fit there segment by segment; ``segment_stats`` serves one segment (the line pro
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from evalpipe.evaluators import sacrebleu_api as sb
 from evalpipe.evaluators.kernels import ngram_line, tokenize_13a
@@ -119,6 +119,11 @@ class BLEU(Metric):
             return prepared, lengths
         tables = [ngram_table(t, self._order) for t in tokenized]
         return (tables[0] if len(tables) == 1 else max_merge(tables)), lengths
+
+    def ngram_profile(self, text: str) -> Dict[Any, int]:
+        """The count of every word n-gram (orders 1..max_ngram_order, after the tokenizer) in ``text``: a sentence's
+        statistic vector, for centroid MBR."""
+        return dict(ngram_table(self._tokens(text), self._order))
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """``[hyp_len, ref_len, correct_1..N, total_1..N]`` for one segment."""

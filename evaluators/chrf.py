@@ -25,7 +25,7 @@ fit there is counted segment by segment.
 from __future__ import annotations
 
 from collections import _count_elements
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -100,6 +100,19 @@ class ChrF(Metric):
             wc, wt = _counts(sb.remove_punctuation(self._sacre, text), o["word_order"])
             counts, totals = counts + wc, totals + wt
         return counts, totals
+
+    def ngram_profile(self, text: str) -> Dict[Any, int]:
+        """The count of every n-gram the metric counts in ``text``: a sentence's statistic vector, for centroid MBR.
+        Character n-grams are keyed by themselves (orders differ in length), chrF++'s word n-grams by ``("w",
+        n-gram)``."""
+        counts, _ = self._side(text)
+        o = self.options
+        out: Dict[Any, int] = {}
+        for table in counts[:o["char_order"]]:
+            out.update(table)
+        for table in counts[o["char_order"]:]:
+            out.update(zip([("w", gram) for gram in table], table.values()))
+        return out
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """Per-order ``[hyp, ref, match]`` triples of the best-matching reference."""

@@ -131,6 +131,16 @@ class Comet(ModelMetric):
         refs = candidates if pseudo_references is None else pseudo_references
         return self.model.mbr_matrices(candidates, refs, sources, aggregate)
 
+    def sentence_vectors(self, texts: Sequence[str]) -> Any:
+        """The model's sentence vectors (float32 numpy, one a row): what centroid MBR clusters."""
+        if not self.uses_reference:
+            raise UsageError(f"{self.name} reads no reference: centroid MBR has no pseudo-references to cluster")
+        return self.model.mbr_vectors(texts)
+
+    def scores_against(self, sources: Sequence[str], candidates: Sequence[Sequence[str]], centroids: Sequence[Any]) -> Any:
+        """Each segment's ``candidates x centroids`` scores (float32): centroid vectors in place of references."""
+        return self.model.mbr_against(sources, candidates, centroids)
+
     def signature(self, nrefs: Optional[int] = None) -> str:
         from evalpipe.evaluators.neural.checkpoint import model_name
         from evalpipe.evaluators.neural.weights import installed_version

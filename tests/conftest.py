@@ -88,6 +88,14 @@ def cached_anchor(name: str, steps: Sequence[Sequence[str]], timeout: int = 1800
     return folder
 
 
+@pytest.fixture(scope="session")
+def mbrs_path() -> str:
+    """mbrs 0.1.8 from PyPI, ``--no-deps`` (its light modules run with torch, sacrebleu, fastchrf: test extras)."""
+    pytest.importorskip("torch", reason="mbrs needs torch (test extra torch==2.13.0)")
+    return str(cached_anchor("mbrs-0.1.8", [[sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                                              "{dir}", "mbrs==0.1.8"]], timeout=300))
+
+
 def child_env() -> dict:
     """The environment for a subprocess under test: without PYTHONUNBUFFERED, which hides a missing flush."""
     env = dict(os.environ)

@@ -85,15 +85,6 @@ def test_chrf_equals_fastchrf(pools):
     assert got == pytest.approx(np.array(fastchrf.aggregate_chrf(pools, pools)), rel=1e-12, abs=1e-12)
 
 
-@pytest.fixture(scope="module")
-def mbrs_path(tmp_path_factory):
-    pytest.importorskip("torch", reason="mbrs needs torch (test extra torch==2.13.0)")
-    from conftest import cached_anchor
-
-    return str(cached_anchor("mbrs-0.1.8", [[sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
-                                              "{dir}", "mbrs==0.1.8"]], timeout=300))
-
-
 def run_mbrs(mbrs_path, tmp_path, metric, decoder, segments, lprobs=None):
     path = tmp_path / "candidates.json"
     path.write_text(json.dumps(segments), encoding="utf-8")

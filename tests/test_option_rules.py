@@ -14,16 +14,17 @@ from evalpipe.cli.base import Flag, engine_rules
 from evalpipe.cli.score_corpus import RULES as SCORE_CORPUS
 from evalpipe.cli.meta_eval import RULES as META_EVAL
 from evalpipe.cli.stream import SCORE_RULES as STREAM_SCORE
+from evalpipe.cli.mbr_options import RULES as MBR
 
 from conftest import DATA
 
-TABLES = {"score-corpus": SCORE_CORPUS, "stream score": STREAM_SCORE,
+TABLES = {"score-corpus": SCORE_CORPUS, "stream score": STREAM_SCORE, "mbr": MBR,
           **{f"meta-eval {name}": rules for name, rules in META_EVAL.items()}}
 #: what a command needs besides the options under test (required options; the rules act before any reading)
 NEWS = ["--root", str(DATA), "--test-set", "wmt21.news", "-l", "en-de"]
 BASE = {"score-corpus": [], "stream score": ["--log-file", "log.jsonl", "-r", __file__],
         "meta-eval correlate": NEWS, "meta-eval compare": NEWS + ["BLEU-refA", "chrF-refA"],
-        "meta-eval matrix": NEWS}
+        "meta-eval matrix": NEWS, "mbr": [__file__, str(DATA.parent / "conftest.py")]}
 
 
 def words(command: str, flag: Flag, tmp: str) -> List[str]:

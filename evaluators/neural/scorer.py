@@ -361,6 +361,37 @@ class CometModel:
         return final.float().numpy()
 
     # -- MBR ------------------------------------------------------------------------------------
+    def mbr_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Sentence vectors (float32, one a row) for centroid MBR: what mbrs 0.1.8's ``MetricCOMET.encode`` gives."""
+        if self.family != "regression_metric":
+            raise UsageError(f"centroid MBR clusters sentence vectors: a {self.family} model has none (it encodes "
+                             f"each pair jointly)")
+        return self.embed(list(texts)).float().cpu().numpy()
+
+    def mbr_against(self, sources: Sequence[str], candidates: Sequence[Sequence[str]],
+                    centroids: Sequence[np.ndarray]) -> List[np.ndarray]:
+        """For each segment, ``candidates x centroids`` (float32): each candidate's score against each centroid
+        vector, with the segment's source (mbrs's ``pairwise_scores_from_ir`` against k-means centroids)."""
+        torch = _torch()
+        vectors, index = self.table([t for cands, src in zip(candidates, sources) for t in (*cands, src)])
+        extra = [torch.as_tensor(np.asarray(c, dtype=np.float32)).to(vectors) for c in centroids]
+        base = len(vectors)
+        vectors = torch.cat([vectors, *extra]) if extra else vectors
+        mt, src_rows, ref_rows, shapes = [], [], [], []
+        for cands, src, c in zip(candidates, sources, centroids):
+            for h in cands:
+                mt += [index[h]] * len(c)
+                ref_rows += list(range(base, base + len(c)))
+            src_rows += [index[src]] * (len(cands) * len(c))
+            shapes.append((len(cands), len(c)))
+            base += len(c)
+        scores = self.estimate(vectors, mt, src_rows, ref_rows)
+        out, at = [], 0
+        for n, m in shapes:
+            out.append(scores[at:at + n * m].reshape(n, m))
+            at += n * m
+        return out
+
     def mbr_matrices(self, candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]],
                      sources: Sequence[str], aggregate: bool = False) -> List[np.ndarray]:
         """For each segment, the float32 matrix of ``score(source, candidate i, pseudo-reference j)`` (mbrs 0.1.8's

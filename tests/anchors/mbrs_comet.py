@@ -7,7 +7,10 @@ that import every neural metric eagerly (bert_score, bleurt, metricx) are not ru
 ``mbrs.metrics.cometkiwi.download_model`` are replaced by the identity (the checkpoint path goes to unbabel-comet's
 ``load_from_checkpoint`` unchanged).
 
-argv: DECODER (mbr | aggregate_mbr | rerank) CHECKPOINT SEGMENTS.json (a list of {"source": s, "candidates": [...]})
+argv: DECODER (mbr | aggregate_mbr | rerank | centroid_mbr | probabilistic_mbr | pruning_mbr) CHECKPOINT
+SEGMENTS.json (a list of {"source": s, "candidates": [...]}) [CONFIG.json: the decoder's Config fields; for
+centroid_mbr the k-means fields under "kmeans"].  The efficient decoders' expected utilities are computed by mbrs's
+own functions in the order its ``decode`` calls them (the decoder returns only the chosen candidate's).
 """
 import importlib
 import json
@@ -25,6 +28,38 @@ DecoderAggregateMBR = importlib.import_module("mbrs.decoders.aggregate_mbr").Dec
 DecoderRerank = importlib.import_module("mbrs.decoders.rerank").DecoderRerank
 
 decoder_name, checkpoint, path = sys.argv[1:4]
+config = json.load(open(sys.argv[4], encoding="utf-8")) if len(sys.argv) > 4 else {}
+efficient = {"centroid_mbr": "DecoderCentroidMBR", "probabilistic_mbr": "DecoderProbabilisticMBR",
+             "pruning_mbr": "DecoderPruningMBR"}
+if decoder_name in efficient:
+    functional = importlib.import_module("mbrs.functional")
+    metric = comet_module.MetricCOMET(comet_module.MetricCOMET.Config(model=checkpoint, cpu=True))
+    D = getattr(importlib.import_module(f"mbrs.decoders.{decoder_name}"), efficient[decoder_name])
+    if "kmeans" in config:
+        config["kmeans"] = importlib.import_module("mbrs.modules.kmeans").Kmeans.Config(**config["kmeans"])
+    decoder = D(D.Config(**config), metric)
+    out = []
+    for segment in json.load(open(path, encoding="utf-8")):
+        candidates, source = segment["candidates"], segment["source"]
+        chosen = decoder.decode(candidates, candidates, source=source, nbest=1)
+        row = {"choice": int(chosen.idx[0]), "score": float(chosen.score[0])}
+        if decoder_name == "centroid_mbr":
+            hyp_ir, src_ir = metric.encode(candidates), metric.encode([source])
+            centroids, assigns = hyp_ir.cluster(decoder.kmeans)
+            matrix = metric.pairwise_scores_from_ir(hyp_ir, centroids, src_ir)
+            lprobs = None
+            if decoder.cfg.count_weight:
+                ids, counts_nonzero = assigns.unique(return_counts=True)
+                counts = ids.new_zeros(len(centroids))
+                counts[ids] = counts_nonzero
+                lprobs = counts.log().to(matrix)
+            row["utilities"] = functional.expectation(matrix, lprobs=lprobs).tolist()
+        elif decoder_name == "probabilistic_mbr":
+            completed = decoder.pairwise_scores_probabilistic(candidates, candidates, source)
+            row["utilities"] = functional.expectation(completed).tolist()
+        out.append(row)
+    print(json.dumps({"segments": out}))
+    sys.exit(0)
 if decoder_name == "rerank":
     metric = kiwi_module.MetricCOMETkiwi(kiwi_module.MetricCOMETkiwi.Config(model=checkpoint, cpu=True))
     decoder = DecoderRerank(DecoderRerank.Config(), metric)

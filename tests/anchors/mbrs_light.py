@@ -31,6 +31,23 @@ def _copy(pkg, module, names):
     return loaded
 
 
+def metric_enum(metrics, modules=("chrf", "bleu", "ter")):
+    """Import these metric modules (each registers itself) and define ``mbrs.metrics.Metrics`` from the registry,
+    as ``mbrs/metrics/__init__.py`` does after importing every metric (the diverse selector's config reads it)."""
+    import enum
+
+    from mbrs import registry
+
+    for name in modules:
+        importlib.import_module(f"mbrs.metrics.{name}")
+
+    class MetricEnum(str, enum.Enum): ...
+
+    metrics.Metrics = MetricEnum("Metrics", {k: k for k in registry.get_registry(
+        metrics.Metric | metrics.MetricReferenceless).keys()})
+    return metrics.Metrics
+
+
 def packages():
     """``(metrics, selectors, decoders)``: the three light packages, with the mbr decoder registered."""
     metrics = _package("metrics")

@@ -7,7 +7,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, setup_logging
+from evalpipe.cli.base import Command, check_rules, setup_logging
+from evalpipe.cli.mbr_options import RULES, decoder_options
 from evalpipe.errors import UsageError
 
 
@@ -48,8 +49,9 @@ from evalpipe.errors import UsageError
 @click.option("--utilities", "utilities_file", type=click.Path(dir_okay=False, exists=True), metavar="FILE.npz",
               help="decode from the matrices --save-utilities wrote, computing nothing: they must be of these "
                    "candidates and pseudo-references (counts and texts' hashes are checked)")
-@opt.fmt(["text", "json"], "text", "text: the chosen candidate of each segment, one per line; json: also every "
-                                   "candidate's expected utility")
+@decoder_options
+@opt.fmt(["text", "json"], "text", "text: the chosen candidate of each segment, one per line (with --top N, the N "
+                                   "best of each segment, best first); json: also every candidate's expected utility")
 @opt.output("write the chosen candidates (text) or the JSON here instead of stdout")
 @opt.report("also write a self-contained HTML report: how often each system was chosen, the distribution of "
             "expected utilities (extra evalpipe[report])")
@@ -59,7 +61,7 @@ from evalpipe.errors import UsageError
 @opt.verbose()
 def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_name, segment_scores, options, aggregate,
                 ties, lprobs_file, save_file, utilities_file, fmt, output, report_file, demo, workers,
-                verbose) -> None:
+                verbose, **decoding) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
     Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
@@ -67,8 +69,12 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
     """
     setup_logging(verbose)
     from evalpipe import mbr
+    from evalpipe.cli import mbr_options
     from evalpipe.mbr import candidates as readers
     from evalpipe.registry import metric_specs, parse_key_values
+
+    check_rules(RULES)
+    decoder, selector = mbr_options.build(decoding, aggregate)
 
     given = [name for name, value in (("system files", system_files), ("--nbest", nbest), ("--samples", samples))
              if value]
@@ -79,7 +85,7 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
             raise UsageError("--demo chooses among the shipped systems with an n-gram metric: give no system files, "
                              "--nbest, --samples, --pseudo-references, --segment-scores, --source, --save-utilities, "
                              "--utilities or --reference-lprobs")
-        return _demo(metric_name, options, aggregate, workers, ties, fmt, output)
+        return _demo(metric_name, options, aggregate, workers, ties, fmt, output, decoder, selector)
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
                          f"(got {', '.join(given) or 'none'})")
@@ -88,8 +94,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
 
         typed = given_flags(click.get_current_context())
         bad = [f for f in ("-m", "--source", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples",
-                           "--workers", "--demo", "--save-utilities", "--utilities", "--reference-lprobs")
-               if f in typed]
+                           "--workers", "--demo", "--save-utilities", "--utilities", "--reference-lprobs", "--decoder",
+                           "--select", "--top", "--seed", *mbr_options.FLAGS) if f in typed]
         if bad:
             raise UsageError(f"{bad[0]} and --segment-scores cannot go together: the candidates are ranked by their "
                              f"precomputed scores")
@@ -170,15 +176,19 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         if lprobs is not None and meta.get("aggregate"):
             raise UsageError(f"{utilities_file} holds aggregate utilities (one column a segment): log-probabilities "
                              f"of pseudo-references cannot apply to them")
-        choices = mbr.decode_saved(saved, cands, bool(meta["higher_is_better"]), weights, ties, lprobs)
+        choices = mbr.decode_saved(saved, cands, bool(meta["higher_is_better"]), weights, ties, lprobs, decoder,
+                                   selector, pseudo or cands, utilities_file)
         metric_name, signature, aggregate = meta["metric"], meta["signature"], bool(meta["aggregate"])
+        decoder = decoder or mbr.Decoder("aggregate" if aggregate else "mbr")
     else:
         from evalpipe.engines import make_engine
 
         computed: Optional[List[Any]] = [] if save_file else None
         with make_engine("local", workers) as engine:
             choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties,
-                                 engine=engine, sources=sources, matrices=computed, lprobs=lprobs)
+                                 engine=engine, sources=sources, matrices=computed, lprobs=lprobs, decoder=decoder,
+                                 selector=selector)
+        decoder = mbr.resolve(metric, decoder, aggregate)
         signature = metric.signature(1)
         if save_file:
             from evalpipe import __version__
@@ -187,10 +197,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
 
             write_atomically(save_file, matrix.dumps(computed, {
                 "metric": metric_name, "signature": signature, "higher_is_better": bool(metric.higher_is_better),
-                "aggregate": aggregate, "evalpipe_version": __version__}))
-    doc: Dict[str, Any] = {"metric": metric_name, "signature": signature, "aggregate": aggregate, "ties": ties,
-                           "segments": [{"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
-                                        for g, c in enumerate(choices)]}
+                "aggregate": decoder.name == "aggregate", "decoder": decoder.name, "evalpipe_version": __version__}))
+    doc = _document(metric_name, signature, decoder, selector, ties, choices, cands, pseudo)
     if utilities_file:
         doc["utilities_from"] = utilities_file
     if system_files:
@@ -200,8 +208,51 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         from evalpipe.report import page
 
         write_atomically(report_file, page.mbr_report(doc))
-    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n" if fmt == "json" else "".join(c.text + "\n" for c in choices)
+    text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n" if fmt == "json" else _lines(choices, cands)
     _emit(text, output)
+
+
+def _lines(choices: Sequence[Any], cands: Sequence[Sequence[str]]) -> str:
+    """The text output: each segment's choice, or its n-best (best first), one a line."""
+    return "".join(cands[g][k] + "\n" for g, c in enumerate(choices) for k in (c.ranked or [c.index]))
+
+
+def _document(metric_name: str, signature: str, decoder: Any, selector: Any, ties: str, choices: Sequence[Any],
+              cands: Sequence[Sequence[str]], pseudo: Any) -> Dict[str, Any]:
+    """The JSON output; for the efficient decoders the cells computed are also logged on stderr."""
+    import dataclasses
+
+    from evalpipe.mbr import decoders as dec
+    from evalpipe.mbr.draws import kind
+
+    acting = dec.DECODER_OPTIONS.get(decoder.name, ())
+    doc: Dict[str, Any] = {
+        "metric": metric_name, "signature": signature, "aggregate": decoder.name == "aggregate", "ties": ties,
+        "decoder": {"name": decoder.name, **{k: v for k, v in dataclasses.asdict(decoder).items() if k in acting}},
+        "selector": {"name": selector.name, "n": selector.n,
+                     **{k: v for k, v in dataclasses.asdict(selector).items()
+                        if k in dec.SELECTOR_OPTIONS[selector.name]}}}
+    if decoder.name in dec.EFFICIENT or selector.name == "diverse":
+        doc["draws"] = kind(decoder.draws)
+    segments = []
+    for g, c in enumerate(choices):
+        row: Dict[str, Any] = {"segment": g, "choice": c.index, "text": c.text, "utilities": c.utilities}
+        if c.ranked is not None:
+            row["nbest"] = [{"index": k, "text": cands[g][k], "utility": c.utilities[k]} for k in c.ranked]
+        if c.objective is not None:
+            row["objective"] = c.objective
+        if c.cells is not None:
+            row["cells"] = c.cells
+        segments.append(row)
+    doc["segments"] = segments
+    if decoder.name in dec.EFFICIENT:
+        refs = pseudo or cands
+        total = sum(len(c) * len(r) for c, r in zip(cands, refs))
+        done = sum(c.cells for c in choices)
+        doc["cells"] = {"computed": done, "exact": total}
+        click.echo(f"{decoder.name} MBR computed {done:,} of the {total:,} utilities exact MBR computes "
+                   f"({100.0 * done / max(total, 1):.1f}%)", err=True)
+    return doc
 
 
 def _rerank(system_files: Sequence[str], value: str, options: Dict[str, str], fmt: str, output: Optional[str],
@@ -266,7 +317,7 @@ def _emit(text: str, output: Optional[str]) -> None:
 
 
 def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[int], ties: str, fmt: str,
-          output: Optional[str]) -> None:
+          output: Optional[str], decoder: Any = None, selector: Any = None) -> None:
     """The shipped systems: MBR selection against single systems and the per-segment oracle (``-f json``: the same
     rows as JSON); ``--output``: the chosen candidates, one a line."""
     import os
@@ -286,7 +337,8 @@ def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[i
     from evalpipe.engines import make_engine
 
     with make_engine("local", workers) as engine:
-        choices = mbr.decode(spec.build(), cands, aggregate=aggregate, engine=engine, ties=ties)
+        choices = mbr.decode(spec.build(), cands, aggregate=aggregate, engine=engine, ties=ties, decoder=decoder,
+                             selector=selector)
     rows: List[List[str]] = []
     systems = {os.path.basename(p).rsplit(".", 1)[0]: [c[k] for c in cands] for k, p in enumerate(system_files)}
     chrf = sacrebleu.CHRF()

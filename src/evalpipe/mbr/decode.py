@@ -1,30 +1,66 @@
-"""MBR decisions: the utility matrices of every segment (:mod:`.utilities`, or a saved file, :mod:`.matrix`), each
-candidate's expected utility and the choice (:mod:`.select`), computed where an engine runs them."""
+"""MBR decisions: the utility matrices of every segment (:mod:`.utilities`, or a saved file, :mod:`.matrix`) or an
+efficient decoder's estimates (:mod:`.decoders`), each candidate's expected utility and the selection
+(:mod:`.select`, :mod:`.selectors`), computed where an engine runs them."""
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+
+import numpy as np
 
 from evalpipe.errors import UsageError
-from evalpipe.mbr.matrix import UtilityMatrix
+from evalpipe.mbr.decoders import EFFICIENT, Decoder, Selector
+from evalpipe.mbr.matrix import UtilityMatrix, texts_hash
 from evalpipe.mbr.select import TIES, _torch, expectations, select
 from evalpipe.mbr.sets import CandidateSets, Given, Row, segment_rows
 from evalpipe.mbr.utilities import _check, aggregate_utilities
 
 
 class Choice(NamedTuple):
-    """One segment's decision: the chosen candidate's index and text, and every candidate's expected utility."""
+    """One segment's decision: the chosen candidate's index and text, every candidate's expected utility (None:
+    undefined, a candidate the pruning decoder dropped), the n-best list (indices, best first), the cells of the
+    utility matrix computed (efficient decoders) and the diverse selector's objective."""
 
     index: int
     text: str
-    utilities: List[float]
+    utilities: List[Optional[float]]
+    ranked: Optional[List[int]] = None
+    cells: Optional[int] = None
+    objective: Optional[Dict[str, float]] = None
 
 
-def _choices(candidates: Sequence[Sequence[str]], rows: Sequence[Row], higher_is_better: bool,
-             ties: str) -> List[Choice]:
+def _as_list(u: np.ndarray) -> List[Optional[float]]:
+    return [float(v) if np.isfinite(v) else None for v in np.asarray(u, dtype=np.float64)]
+
+
+def _choices(candidates: Sequence[Sequence[str]], rows: Sequence[Any], higher_is_better: bool, ties: str,
+             selector: Selector, cells: Optional[Sequence[int]] = None) -> List[Choice]:
+    from evalpipe.mbr import selectors
+
+    similarity = None
+    if selector.name == "diverse":
+        from evalpipe.mbr.utilities import pairwise_batch
+        from evalpipe.registry import load_metric
+
+        options = {"effective_order": True} if selector.diversity_metric == "bleu" else {}
+        similarity = pairwise_batch(load_metric(selector.diversity_metric, **options), candidates)
     choices = []
-    for cands, (u, kept, _) in zip(candidates, rows):
-        k = select(kept if ties == "mbrs" else u, higher_is_better, ties)
-        choices.append(Choice(k, cands[k], u.tolist()))
+    for g, (cands, (u, kept, _)) in enumerate(zip(candidates, rows)):
+        count = None if cells is None else int(cells[g])
+        if selector.name == "diverse":
+            from evalpipe.mbr.draws import kind
+
+            ranked, obj = selectors.diverse(u, similarity[g], selector.n, higher_is_better, selector.diversity_lambda,
+                                            selector.local_search_iterations, selector.local_search_neighbors,
+                                            selector.seed, kind(), ties)
+            choices.append(Choice(ranked[0], cands[ranked[0]], _as_list(u), ranked, count,
+                                  {"objective": obj.score, "expected": obj.expected, "diversity": obj.diversity}))
+        elif selector.n > 1 or not np.isfinite(u).all():
+            ranked = selectors.nbest(kept if ties == "mbrs" and kept is not None else u, selector.n,
+                                     higher_is_better, ties)
+            choices.append(Choice(ranked[0], cands[ranked[0]], _as_list(u), ranked if selector.n > 1 else None, count))
+        else:
+            k = select(kept if ties == "mbrs" else u, higher_is_better, ties)
+            choices.append(Choice(k, cands[k], _as_list(u), None, count))
     return choices
 
 
@@ -44,17 +80,43 @@ def _check_modes(weights: Any, aggregate: bool, ties: str, lprobs: Any = None) -
         raise UsageError("weights over pseudo-references go with the full pairwise expectation, not --aggregate")
 
 
+def resolve(metric: Any, decoder: Optional[Decoder], aggregate: bool) -> Decoder:
+    """The decoder asked for (``aggregate=True`` is ``Decoder("aggregate")``); by default exact MBR, or reranking
+    for a metric that reads no reference (cometkiwi)."""
+    reference_free = metric is not None and getattr(metric, "reads_source", False) and \
+        not getattr(metric, "uses_reference", True)
+    if decoder is None:
+        return Decoder("aggregate" if aggregate else "rerank" if reference_free else "mbr")
+    if aggregate and decoder.name != "aggregate":
+        raise UsageError(f"--aggregate is the aggregate decoder: it does not go with decoder {decoder.name}")
+    if metric is not None and decoder.name == "rerank" and not reference_free:
+        raise UsageError(f"the rerank decoder ranks candidates by a metric that reads no reference (-m cometkiwi); "
+                         f"{metric.name} compares them with references (use it with decoder mbr)")
+    if metric is not None and decoder.name != "rerank" and reference_free:
+        raise UsageError(f"{metric.name} reads no reference: it reranks candidates by their own scores (decoder "
+                         f"rerank), not decoder {decoder.name}")
+    return decoder
+
+
 def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: Optional[Sequence[Sequence[str]]] = None,
            aggregate: bool = False, weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first",
            engine: Any = None, sources: Optional[Sequence[str]] = None,
            matrices: Optional[List[UtilityMatrix]] = None,
-           lprobs: Optional[Sequence[Sequence[float]]] = None) -> List[Choice]:
+           lprobs: Optional[Sequence[Sequence[float]]] = None, decoder: Optional[Decoder] = None,
+           selector: Optional[Selector] = None) -> List[Choice]:
     """MBR decisions of every segment (``weights[g]``: segment g's weights over its pseudo-references; ``ties``:
     see :func:`evalpipe.mbr.select.select`).  With an ``engine`` (:func:`evalpipe.engines.make_engine`) the
     segments are computed where it runs them -- every core by default -- with the same choices.  ``sources``: one
     a segment, for metrics that read them (COMET, MetricX: in this process, whatever the engine).  ``matrices``: a
     list to which every segment's :class:`~evalpipe.mbr.matrix.UtilityMatrix` is appended (to save them).
-    ``lprobs[g]``: log-probabilities of segment g's pseudo-references (mbrs's ``reference_lprobs``)."""
+    ``lprobs[g]``: log-probabilities of segment g's pseudo-references (mbrs's ``reference_lprobs``).
+    ``decoder``, ``selector``: :mod:`evalpipe.mbr.decoders` (default: exact MBR, the best candidate)."""
+    from evalpipe.mbr import decoders as dec
+
+    decoder = resolve(metric, decoder, aggregate)
+    selector = selector or Selector()
+    dec.check(decoder, selector)
+    aggregate = decoder.name == "aggregate"
     model = getattr(metric, "reads_source", False)
     if sources is not None and not model:
         raise UsageError(f"{metric.name} does not read the source: give no sources (they are read by -m comet)")
@@ -64,6 +126,8 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
     refs = candidates if pseudo_references is None else pseudo_references
     _check(candidates, refs)
     keep = matrices is not None
+    if decoder.name in EFFICIENT:
+        return _efficient(metric, decoder, selector, candidates, refs, weights, ties, sources, matrices, lprobs)
     if model or engine is None:
         rows = segment_rows(metric, candidates, pseudo_references, aggregate, weights, ties, keep, sources, lprobs)
     else:
@@ -73,18 +137,81 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
                                                             keep, lprobs)))
     if keep:
         matrices += [UtilityMatrix.of(m, c, r) for (_, _, m), c, r in zip(rows, candidates, refs)]
-    return _choices(candidates, rows, metric.higher_is_better, ties)
+    return _choices(candidates, rows, metric.higher_is_better, ties, selector)
+
+
+def _efficient(metric: Any, decoder: Decoder, selector: Selector, candidates: Sequence[Sequence[str]],
+               refs: Sequence[Sequence[str]], weights: Any, ties: str, sources: Optional[Sequence[str]],
+               matrices: Optional[List[UtilityMatrix]], lprobs: Any, provider: Any = None) -> List[Choice]:
+    """The centroid, probabilistic and pruning decoders (:func:`evalpipe.mbr.decoders.run`)."""
+    from evalpipe.mbr import decoders as dec
+    from evalpipe.mbr.cells import MetricCells, Segment
+
+    if weights is not None:
+        raise UsageError(f"the {decoder.name} decoder weighs pseudo-references by their log-probabilities "
+                         f"(--reference-lprobs), not by weights")
+    if decoder.name == "centroid" and matrices is not None and provider is None:
+        raise UsageError("the centroid decoder scores candidates against centroids, not pseudo-references: there is "
+                         "no candidate x pseudo-reference matrix to save (--save-utilities)")
+    if getattr(metric, "reads_source", False) and provider is None:
+        if sources is None:
+            raise UsageError(f"{metric.name} reads the source of each segment: give the sources (--source FILE)")
+        if len(sources) != len(candidates):
+            from evalpipe.errors import InputError
+
+            raise InputError(f"{len(sources)} sources for {len(candidates)} segments of candidates")
+    hib = bool(metric.higher_is_better) if provider is None else bool(provider.higher_is_better)
+    provider = provider or MetricCells(metric)
+    if decoder.name == "centroid":
+        provider.check_vectors()
+    segments = [Segment(g, c, r, None if sources is None else sources[g], None if lprobs is None else lprobs[g])
+                for g, (c, r) in enumerate(zip(candidates, refs))]
+    dec.check_segments(decoder, segments)
+    keep = matrices is not None and metric is not None
+    outcomes = dec.run(decoder, provider, segments, hib, selector.n, keep)
+    if keep:
+        for o, c, r in zip(outcomes, candidates, refs):
+            values = np.zeros((len(c), len(r)))
+            computed = np.zeros((len(c), len(r)), dtype=bool)
+            values[:, :o.values.shape[1]] = o.values
+            computed[:, :o.computed.shape[1]] = o.computed
+            matrices.append(UtilityMatrix(np.where(computed, values, 0.0), computed, texts_hash(c), texts_hash(r)))
+    rows = [(o.utilities, o.utilities.astype(np.float32) if ties == "mbrs" else None, None) for o in outcomes]
+    return _choices(candidates, rows, hib, ties, selector, [o.cells for o in outcomes])
 
 
 def decode_saved(saved: Sequence[UtilityMatrix], candidates: Sequence[Sequence[str]], higher_is_better: bool,
                  weights: Optional[Sequence[Sequence[float]]] = None, ties: str = "first",
-                 lprobs: Optional[Sequence[Sequence[float]]] = None) -> List[Choice]:
+                 lprobs: Optional[Sequence[Sequence[float]]] = None, decoder: Optional[Decoder] = None,
+                 selector: Optional[Selector] = None, references: Optional[Sequence[Sequence[str]]] = None,
+                 path: str = "the utilities file") -> List[Choice]:
     """The decisions read from saved matrices (checked against the candidates by :func:`evalpipe.mbr.matrix.check`
-    first): nothing is computed."""
+    first): nothing is computed.  The efficient decoders read the cells they need (refused if the file lacks
+    one); centroid MBR needs vectors and is refused."""
+    from evalpipe.mbr import decoders as dec
+
+    decoder = decoder or Decoder()
+    selector = selector or Selector()
+    dec.check(decoder, selector)
+    if decoder.name in ("aggregate", "rerank"):
+        raise UsageError(f"the {decoder.name} decoder is how utilities are computed, not decoded: the file holds "
+                         f"what it was saved with")
+    if decoder.name in EFFICIENT:
+        from evalpipe.mbr.cells import SavedCells
+
+        provider = SavedCells(saved, path)
+        provider.higher_is_better = higher_is_better
+        return _efficient(None, decoder, selector, candidates, references or candidates, weights, ties, None, None,
+                          lprobs, provider)
     _check_modes(weights, False, ties, lprobs)
     rows = []
     for g, m in enumerate(saved):
+        if not m.computed.all():
+            from evalpipe.errors import InputError
+
+            raise InputError(f"segment {g + 1}: exact MBR needs every utility, and the file computed part of the "
+                             f"matrix (it was saved by an efficient decoder); decode it with that decoder", path)
         u, kept = expectations(m.values, None if weights is None else weights[g], ties,
                                None if lprobs is None else lprobs[g])
         rows.append((u, kept, None))
-    return _choices(candidates, rows, higher_is_better, ties)
+    return _choices(candidates, rows, higher_is_better, ties, selector)

@@ -7,7 +7,11 @@
 * ``reference_lprobs`` -- one finite number per pseudo-reference, their log-probabilities: each weighted by their
   softmax (mbrs's ``reference_lprobs``; not with ``weights``);
 * ``aggregate`` -- ``true`` or ``false``: reference aggregation (the protocol; the command's flag is ``--aggregate``);
-* ``source`` -- the segment's source, a string (the protocol; read by metrics that run a model on it, COMET).
+* ``source`` -- the segment's source, a string (the protocol; read by metrics that run a model on it, COMET);
+* ``decoder`` -- a decoder's name or ``{"name": ..., OPTION: value}`` with mbrs's option names, the keys of
+  ``evalpipe mbr -f json``'s ``decoder`` (the protocol; :mod:`evalpipe.mbr.decoders`);
+* ``selector`` -- ``"nbest"``, ``"diverse"`` or ``{"name": ..., "n": N, OPTION: value}``, as ``-f json``'s
+  ``selector`` (the protocol).
 
 A bare JSON list of strings is the value of the reader's main key (``candidates``, or ``pseudo_references`` for a
 pseudo-references file).
@@ -18,7 +22,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence
 
 from evalpipe.errors import InputError
 
-KEYS = ("candidates", "pseudo_references", "weights", "reference_lprobs", "aggregate", "source")
+KEYS = ("candidates", "pseudo_references", "weights", "reference_lprobs", "aggregate", "source", "decoder", "selector")
 
 
 class Request(NamedTuple):
@@ -30,6 +34,8 @@ class Request(NamedTuple):
     aggregate: Optional[bool] = None
     source: Optional[str] = None
     reference_lprobs: Optional[List[float]] = None
+    decoder: Optional[Any] = None
+    selector: Optional[Any] = None
 
 
 def _texts(value: Any, key: str, where: str) -> List[str]:
@@ -77,7 +83,54 @@ def parse(value: Any, main: str = "candidates", allowed: Sequence[str] = KEYS, w
         if not isinstance(value["source"], str):
             raise InputError(f"{where}expected \"source\" as a string, got {str(value['source'])[:60]}")
         got["source"] = value["source"]
+    for key in ("decoder", "selector"):
+        if key in value:
+            got[key] = _config(value[key], key, where)
     return Request(**got)
+
+
+def _config(value: Any, key: str, where: str) -> Any:
+    """A ``decoder`` or ``selector`` value: its name, or an object of its name and options (checked by type; the
+    options that act with it by :func:`evalpipe.mbr.decoders.check`)."""
+    from dataclasses import fields
+
+    from evalpipe.errors import UsageError
+    from evalpipe.mbr.decoders import Decoder, Selector, check
+
+    cls = Decoder if key == "decoder" else Selector
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        raise InputError(f"{where}expected \"{key}\" as a name or an object with \"name\", got {str(value)[:60]}")
+    types = {f.name: f.type for f in fields(cls)}
+    unknown = sorted(set(value) - set(types) - {"draws"} if key == "decoder" else set(value) - set(types))
+    if unknown:
+        raise InputError(f"{where}unknown {key} keys {unknown}; expected {', '.join(types)}")
+    out = {}
+    for name, v in value.items():
+        want = types[name]
+        if name == "sampling_scheduler":
+            ok = isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+            v = tuple(v) if ok else v
+        elif want == "bool":
+            ok = isinstance(v, bool)
+        elif want == "int":
+            ok = isinstance(v, int) and not isinstance(v, bool)
+        elif want == "float":
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        else:
+            ok = isinstance(v, str) or v is None
+        if not ok:
+            wanted = "a list of integers" if name == "sampling_scheduler" else \
+                {"int": "an integer", "float": "a number", "bool": "true or false"}.get(want, "a string")
+            raise InputError(f"{where}{key} {name}: expected {wanted}, got {str(v)[:40]}")
+        out[name] = v
+    config = cls(**out)
+    try:
+        check(config if key == "decoder" else Decoder(), config if key == "selector" else Selector(), set(out) - {"name"})
+    except UsageError as exc:
+        raise InputError(f"{where}{exc}") from None
+    return config
 
 
 def check_weights(weights: Optional[Sequence[float]], pseudo_references: Sequence[str], where: str = "",
