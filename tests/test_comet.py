@@ -559,3 +559,37 @@ def test_on_long_error_and_window(tmp_path, family):
         load_metric(name, model=str(folder), on_long="error").score_rows(S, H, refs)
     assert load_metric(name, model=str(folder), on_long="error").score_rows(S[4:], H[4:], None if refs is None
                                                                            else refs[4:]).shape == (3,)
+
+
+@pytest.mark.parametrize("decoder, config, flags", [
+    ("centroid_mbr", {"kmeans": {"ncentroids": 3}}, ["--decoder", "centroid", "--ncentroids", "3"]),
+    ("centroid_mbr", {"kmeans": {"ncentroids": 4, "niter": 2, "seed": 5}, "count_weight": True},
+     ["--decoder", "centroid", "--ncentroids", "4", "--kmeans-iterations", "2", "--seed", "5", "--count-weight"]),
+    ("probabilistic_mbr", {"reduction_factor": 4.0}, ["--decoder", "probabilistic", "--reduction-factor", "4"]),
+    ("pruning_mbr", {"sampling_scheduler": [2, 4, 8], "alpha": 0.9},
+     ["--decoder", "pruning", "--sampling-scheduler", "2,4,8", "--alpha", "0.9"])])
+def test_efficient_decoders_equal_mbrs(comet_python, models, tmp_path, decoder, config, flags):
+    """``evalpipe mbr -m comet --decoder centroid|probabilistic|pruning`` equal mbrs 0.1.8's DecoderCentroidMBR,
+    DecoderProbabilisticMBR and DecoderPruningMBR with its MetricCOMET, the same seeds: the same choices
+    (``--ties mbrs``) and expected utilities within 1e-5 (centroid: k-means over the model's sentence embeddings;
+    probabilistic: the completed matrix's; pruning: the chosen candidate's); probabilistic and pruning compute the
+    fraction of cells they say."""
+    files, src_file, segments = _candidates(tmp_path)
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(config))
+    want = anchor(comet_python, str(ANCHORS / "mbrs_comet.py"), decoder, str(models["regression"] / "checkpoints" /
+                                                                            "model.ckpt"), segments, str(cfg),
+                  mbrs=True)["segments"]
+    cmd = [script("evalpipe"), "mbr", "-m", "comet", "-o", f"model={models['regression']}", "--source", src_file,
+           *files, "-f", "json", "--ties", "mbrs", *flags]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), timeout=600)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    for g, (mine, theirs) in enumerate(zip(doc["segments"], want)):
+        assert mine["choice"] == theirs["choice"], g
+        assert abs(mine["utilities"][mine["choice"]] - theirs["score"]) < TOL, g
+        if "utilities" in theirs:
+            assert np.abs(np.array(mine["utilities"]) - np.array(theirs["utilities"])).max() < TOL, g
+    if decoder != "centroid_mbr":
+        assert doc["cells"]["computed"] <= doc["cells"]["exact"] // (4 if decoder == "probabilistic_mbr" else 1)
+        assert f"{decoder.split('_')[0]} MBR computed {doc['cells']['computed']:,} of the" in done.stderr

@@ -85,6 +85,12 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
             raise UsageError("--demo chooses among the shipped systems with an n-gram metric: give no system files, "
                              "--nbest, --samples, --pseudo-references, --segment-scores, --source, --save-utilities, "
                              "--utilities or --reference-lprobs")
+        from evalpipe.cli.base import given_flags
+
+        shown = [f for f in ("--select", "--top") if f in given_flags(click.get_current_context())]
+        if shown:
+            raise UsageError(f"--demo prints a table of each selection's corpus scores: {shown[0]} (an n-best list) "
+                             f"goes with candidates you give")
         return _demo(metric_name, options, aggregate, workers, ties, fmt, output, decoder, selector)
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "

@@ -77,6 +77,8 @@ def _rules() -> Rules:
             requires.append((F(flag), (F("--select", ("diverse",)),), "it is an option of the diverse selector"))
     requires.append((F("--seed"), (F("--decoder", ("centroid", "probabilistic", "pruning")), F("--select", ("diverse",))),
                      "it seeds the randomized decoders and the diverse selector, and nothing is drawn"))
+    requires.append((F("--select", ("diverse",)), (F("--top"),),
+                     "a diverse n-best needs n above 1 (a diverse list of one is the best candidate)"))
     return Rules(conflicts=((F("--decoder", ("pruning",)), F("--select", ("diverse",)),
                              "the pruning decoder keeps the best candidates only (as mbrs)"),
                             (F("--aggregate"), F("--decoder"), "--aggregate is --decoder aggregate: give one")),
@@ -102,6 +104,8 @@ def build(values: Dict[str, Any], aggregate: bool) -> Tuple[Any, Selector]:
     seed = given.pop("seed", 0)
     sel = Selector(given.pop("selector", None) or "nbest", given.pop("top", None) or 1, seed=seed,
                    **{k: given.pop(k) for k in list(given) if k in SELECTOR_OPTIONS["diverse"]})
+    if sel.name == "diverse" and sel.n < 2:
+        raise UsageError("--select diverse needs --top above 1: a diverse list of one is the best candidate")
     decoder = None if name is None else Decoder(name, seed=seed, **given)
     dec.check(decoder or Decoder(), sel, spell=lambda field: SPELLING.get(field, field))
     return decoder, sel
