@@ -215,3 +215,33 @@ def test_protocol_takes_decoder_and_selector():
     assert replies[3].startswith("ERROR ||| ") and "expected an integer" in replies[3]
     assert replies[4].startswith("ERROR ||| ") and "fewer than the 8 centroids" in replies[4]
     assert len(replies) == 5
+
+
+@pytest.mark.spark
+def test_spark_engine_gives_the_local_choices_and_loads_a_model_once_per_executor(tmp_path):
+    """``--engine spark``: segments are independent, so each partition decides its own; the JSON is byte-identical
+    to the local engine's (exact and pruning MBR with chrF, and a metric that runs a model on the source).  The
+    model metric is built from its spec once per executor process (tests/plugins/counting_model.py records every
+    build): one build per process, not one per segment or partition."""
+    pytest.importorskip("pyspark")
+    files = [str(p) for p in SYSTEMS[:5]]
+    spark = ["--engine", "spark", "--spark-master", "local[2]"]
+    for extra in ([], ["--decoder", "pruning", "--sampling-scheduler", "2,4,5", "--top", "2"]):
+        local, remote = _mbr(*files, "-f", "json", *extra), _mbr(*files, "-f", "json", *extra, *spark)
+        assert remote.returncode == 0, remote.stderr[-2000:]
+        assert remote.stdout == local.stdout
+    source = str(NEWS / "sources" / "en-de.txt")
+    loads = tmp_path / "loads.txt"
+    env = child_env()
+    env.update(PYTHONPATH=str(Path(__file__).parent / "plugins"), EVALPIPE_MODEL_LOADS=str(loads))
+    runs = {}
+    for name, extra in (("local", []), ("spark", spark)):
+        loads.write_text("")
+        done = subprocess.run([script("evalpipe"), "mbr", "-m", "counting_model:CountingModel", "--source", source,
+                               *files, "-f", "json", *extra], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[name] = (done.stdout, loads.read_text().split())
+    assert runs["spark"][0] == runs["local"][0]
+    built = runs["spark"][1]
+    assert len(built) == len(set(built)) <= 3  # the driver and at most two executor processes, 150 segments
+

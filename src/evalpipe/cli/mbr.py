@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, check_rules, setup_logging
+from evalpipe.cli.base import Command, check_rules, setup_logging, stacked
 from evalpipe.cli.mbr_options import RULES, decoder_options
 from evalpipe.errors import UsageError
 
@@ -57,11 +57,11 @@ from evalpipe.errors import UsageError
             "expected utilities (extra evalpipe[report])")
 @opt.demo("choose among the 10 shipped WMT21 en-de systems (300 segments) with chrF and print the selection's "
           "corpus BLEU and chrF against the reference beside the best single system and the oracle")
-@opt.workers()
+@stacked(opt.engines("segments"))
 @opt.verbose()
 def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_name, segment_scores, options, aggregate,
-                ties, lprobs_file, save_file, utilities_file, fmt, output, report_file, demo, workers,
-                verbose, **decoding) -> None:
+                ties, lprobs_file, save_file, utilities_file, fmt, output, report_file, demo, engine, workers,
+                spark_master, verbose, **decoding) -> None:
     """Choose each segment's candidate of highest expected utility against the pseudo-references (MBR).
 
     Candidates come from aligned SYSTEM_FILES (line i of each: segment i; system combination), from
@@ -91,6 +91,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         if shown:
             raise UsageError(f"--demo prints a table of each selection's corpus scores: {shown[0]} (an n-best list) "
                              f"goes with candidates you give")
+        if engine != "local" or spark_master != "local[2]":
+            raise UsageError("--demo runs on the local engine: --engine and --spark-master go with candidates you give")
         return _demo(metric_name, options, aggregate, workers, ties, fmt, output, decoder, selector)
     if len(given) != 1:
         raise UsageError(f"give the candidates one way: system files, --nbest FILE or --samples FILE.jsonl "
@@ -100,7 +102,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
 
         typed = given_flags(click.get_current_context())
         bad = [f for f in ("-m", "--source", "--aggregate", "--ties", "--pseudo-references", "--nbest", "--samples",
-                           "--workers", "--demo", "--save-utilities", "--utilities", "--reference-lprobs", "--decoder",
+                           "--workers", "--engine", "--spark-master", "--demo", "--save-utilities", "--utilities",
+                           "--reference-lprobs", "--decoder",
                            "--select", "--top", "--seed", *mbr_options.FLAGS) if f in typed]
         if bad:
             raise UsageError(f"{bad[0]} and --segment-scores cannot go together: the candidates are ranked by their "
@@ -110,11 +113,12 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         from evalpipe.cli.base import given_flags
 
         typed = given_flags(click.get_current_context())
-        bad = [f for f in ("-m", "-o", "--source", "--aggregate", "--workers", "--save-utilities") if f in typed]
+        bad = [f for f in ("-m", "-o", "--source", "--aggregate", "--workers", "--save-utilities", "--engine",
+                           "--spark-master") if f in typed]
         if bad:
             raise UsageError(f"{bad[0]} and --utilities cannot go together: the utilities are read from "
                              f"{utilities_file}, computed by the metric and in the way it names; nothing is computed")
-        metric = None
+        metric = spec = None
     else:
         (spec,) = metric_specs([metric_name], parse_key_values(options))  # a bad metric or option before any reading
         metric = spec.build()
@@ -123,7 +127,8 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
 
         if "--workers" in given_flags(click.get_current_context()):
             raise UsageError(f"--workers and -m {metric_name} cannot go together: the model runs in this process on "
-                             f"every core (torch threads; -o {metric_name}.threads=N)")
+                             f"every core (torch threads; -o {metric_name}.threads=N), or on Spark's executors "
+                             f"(--engine spark)")
         if not source_file:
             raise UsageError(f"-m {metric_name} reads the source of each segment: give it with --source FILE")
     elif source_file:
@@ -190,10 +195,10 @@ def mbr_command(system_files, nbest, samples, pseudo_file, source_file, metric_n
         from evalpipe.engines import make_engine
 
         computed: Optional[List[Any]] = [] if save_file else None
-        with make_engine("local", workers) as engine:
+        with make_engine(engine, workers, spark_master=spark_master) as runner:
             choices = mbr.decode(metric, cands, pseudo, aggregate=aggregate, weights=weights, ties=ties,
-                                 engine=engine, sources=sources, matrices=computed, lprobs=lprobs, decoder=decoder,
-                                 selector=selector)
+                                 engine=runner, sources=sources, matrices=computed, lprobs=lprobs, decoder=decoder,
+                                 selector=selector, spec=spec)
         decoder = mbr.resolve(metric, decoder, aggregate)
         signature = metric.signature(1)
         if save_file:

@@ -11,7 +11,7 @@ from evalpipe.errors import UsageError
 from evalpipe.mbr.decoders import EFFICIENT, Decoder, Selector
 from evalpipe.mbr.matrix import UtilityMatrix, texts_hash
 from evalpipe.mbr.select import TIES, _torch, expectations, select
-from evalpipe.mbr.sets import CandidateSets, Given, Row, segment_rows
+from evalpipe.mbr.sets import CandidateSets, Given, Settings, segment_rows
 from evalpipe.mbr.utilities import _check, aggregate_utilities
 
 
@@ -44,7 +44,7 @@ def _choices(candidates: Sequence[Sequence[str]], rows: Sequence[Any], higher_is
         options = {"effective_order": True} if selector.diversity_metric == "bleu" else {}
         similarity = pairwise_batch(load_metric(selector.diversity_metric, **options), candidates)
     choices = []
-    for g, (cands, (u, kept, _)) in enumerate(zip(candidates, rows)):
+    for g, (cands, (u, kept, *_)) in enumerate(zip(candidates, rows)):
         count = None if cells is None else int(cells[g])
         if selector.name == "diverse":
             from evalpipe.mbr.draws import kind
@@ -103,14 +103,16 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
            engine: Any = None, sources: Optional[Sequence[str]] = None,
            matrices: Optional[List[UtilityMatrix]] = None,
            lprobs: Optional[Sequence[Sequence[float]]] = None, decoder: Optional[Decoder] = None,
-           selector: Optional[Selector] = None) -> List[Choice]:
+           selector: Optional[Selector] = None, spec: Any = None) -> List[Choice]:
     """MBR decisions of every segment (``weights[g]``: segment g's weights over its pseudo-references; ``ties``:
     see :func:`evalpipe.mbr.select.select`).  With an ``engine`` (:func:`evalpipe.engines.make_engine`) the
-    segments are computed where it runs them -- every core by default -- with the same choices.  ``sources``: one
-    a segment, for metrics that read them (COMET, MetricX: in this process, whatever the engine).  ``matrices``: a
-    list to which every segment's :class:`~evalpipe.mbr.matrix.UtilityMatrix` is appended (to save them).
-    ``lprobs[g]``: log-probabilities of segment g's pseudo-references (mbrs's ``reference_lprobs``).
-    ``decoder``, ``selector``: :mod:`evalpipe.mbr.decoders` (default: exact MBR, the best candidate)."""
+    segments are computed where it runs them -- every core by default, or a Spark cluster's executors -- with the
+    same choices; metrics that run a model compute in this process except on Spark, where each executor builds the
+    metric from ``spec`` (:class:`~evalpipe.registry.MetricSpec`) once.  ``sources``: one a segment, for metrics
+    that read them (COMET, MetricX).  ``matrices``: a list to which every segment's
+    :class:`~evalpipe.mbr.matrix.UtilityMatrix` is appended (to save them).  ``lprobs[g]``: log-probabilities of
+    segment g's pseudo-references (mbrs's ``reference_lprobs``).  ``decoder``, ``selector``:
+    :mod:`evalpipe.mbr.decoders` (default: exact MBR, the best candidate)."""
     from evalpipe.mbr import decoders as dec
 
     decoder = resolve(metric, decoder, aggregate)
@@ -127,57 +129,44 @@ def decode(metric: Any, candidates: Sequence[Sequence[str]], pseudo_references: 
     _check(candidates, refs)
     keep = matrices is not None
     if decoder.name in EFFICIENT:
-        return _efficient(metric, decoder, selector, candidates, refs, weights, ties, sources, matrices, lprobs)
-    if model or engine is None:
-        rows = segment_rows(metric, candidates, pseudo_references, aggregate, weights, ties, keep, sources, lprobs)
-    else:
-        from evalpipe.engines import Job
-
-        rows = engine.rows(Job(Given(metric), CandidateSets(candidates, pseudo_references, weights, aggregate, ties,
-                                                            keep, lprobs)))
-    if keep:
-        matrices += [UtilityMatrix.of(m, c, r) for (_, _, m), c, r in zip(rows, candidates, refs)]
-    return _choices(candidates, rows, metric.higher_is_better, ties, selector)
-
-
-def _efficient(metric: Any, decoder: Decoder, selector: Selector, candidates: Sequence[Sequence[str]],
-               refs: Sequence[Sequence[str]], weights: Any, ties: str, sources: Optional[Sequence[str]],
-               matrices: Optional[List[UtilityMatrix]], lprobs: Any, provider: Any = None) -> List[Choice]:
-    """The centroid, probabilistic and pruning decoders (:func:`evalpipe.mbr.decoders.run`)."""
-    from evalpipe.mbr import decoders as dec
-    from evalpipe.mbr.cells import MetricCells, Segment
-
-    if weights is not None:
-        raise UsageError(f"the {decoder.name} decoder weighs pseudo-references by their log-probabilities "
-                         f"(--reference-lprobs), not by weights")
-    if decoder.name == "centroid" and matrices is not None and provider is None:
-        raise UsageError("the centroid decoder scores candidates against centroids, not pseudo-references: there is "
-                         "no candidate x pseudo-reference matrix to save (--save-utilities)")
-    if getattr(metric, "reads_source", False) and provider is None:
+        _check_efficient(metric, decoder, candidates, refs, weights, keep)
+    if model:
         if sources is None:
             raise UsageError(f"{metric.name} reads the source of each segment: give the sources (--source FILE)")
         if len(sources) != len(candidates):
             from evalpipe.errors import InputError
 
             raise InputError(f"{len(sources)} sources for {len(candidates)} segments of candidates")
-    hib = bool(metric.higher_is_better) if provider is None else bool(provider.higher_is_better)
-    provider = provider or MetricCells(metric)
-    if decoder.name == "centroid":
-        provider.check_vectors()
-    segments = [Segment(g, c, r, None if sources is None else sources[g], None if lprobs is None else lprobs[g])
-                for g, (c, r) in enumerate(zip(candidates, refs))]
-    dec.check_segments(decoder, segments)
-    keep = matrices is not None and metric is not None
-    outcomes = dec.run(decoder, provider, segments, hib, selector.n, keep)
+    sets = CandidateSets(candidates, pseudo_references, weights, Settings(decoder, ties, keep, selector.n), lprobs,
+                         sources)
+    if engine is None or (model and engine.name != "spark"):
+        rows = segment_rows(metric, sets)
+    else:
+        from evalpipe.engines import Job
+
+        rows = engine.rows(Job(spec or Given(metric), sets))
     if keep:
-        for o, c, r in zip(outcomes, candidates, refs):
-            values = np.zeros((len(c), len(r)))
-            computed = np.zeros((len(c), len(r)), dtype=bool)
-            values[:, :o.values.shape[1]] = o.values
-            computed[:, :o.computed.shape[1]] = o.computed
-            matrices.append(UtilityMatrix(np.where(computed, values, 0.0), computed, texts_hash(c), texts_hash(r)))
-    rows = [(o.utilities, o.utilities.astype(np.float32) if ties == "mbrs" else None, None) for o in outcomes]
-    return _choices(candidates, rows, hib, ties, selector, [o.cells for o in outcomes])
+        matrices += [UtilityMatrix(m, np.ones(m.shape, dtype=bool) if done is None else done, texts_hash(c),
+                                   texts_hash(r)) for (_, _, m, done, _), c, r in zip(rows, candidates, refs)]
+    cells = [row[4] for row in rows] if decoder.name in EFFICIENT else None
+    return _choices(candidates, rows, metric.higher_is_better, ties, selector, cells)
+
+
+def _check_efficient(metric: Any, decoder: Decoder, candidates: Sequence[Sequence[str]],
+                     refs: Sequence[Sequence[str]], weights: Any, keep: bool, provider: Any = None) -> None:
+    """What the centroid, probabilistic and pruning decoders refuse, before any work."""
+    from evalpipe.mbr import decoders as dec
+    from evalpipe.mbr.cells import MetricCells, Segment
+
+    if weights is not None:
+        raise UsageError(f"the {decoder.name} decoder weighs pseudo-references by their log-probabilities "
+                         f"(--reference-lprobs), not by weights")
+    if decoder.name == "centroid":
+        if keep:
+            raise UsageError("the centroid decoder scores candidates against centroids, not pseudo-references: there "
+                             "is no candidate x pseudo-reference matrix to save (--save-utilities)")
+        (provider or MetricCells(metric)).check_vectors()
+    dec.check_segments(decoder, [Segment(g, c, r, None, None) for g, (c, r) in enumerate(zip(candidates, refs))])
 
 
 def decode_saved(saved: Sequence[UtilityMatrix], candidates: Sequence[Sequence[str]], higher_is_better: bool,
@@ -197,12 +186,17 @@ def decode_saved(saved: Sequence[UtilityMatrix], candidates: Sequence[Sequence[s
         raise UsageError(f"the {decoder.name} decoder is how utilities are computed, not decoded: the file holds "
                          f"what it was saved with")
     if decoder.name in EFFICIENT:
-        from evalpipe.mbr.cells import SavedCells
+        from evalpipe.mbr import decoders as dec
+        from evalpipe.mbr.cells import SavedCells, Segment
+        from evalpipe.mbr.sets import outcome_rows
 
+        refs = references or candidates
         provider = SavedCells(saved, path)
-        provider.higher_is_better = higher_is_better
-        return _efficient(None, decoder, selector, candidates, references or candidates, weights, ties, None, None,
-                          lprobs, provider)
+        _check_efficient(None, decoder, candidates, refs, weights, False, provider)
+        segments = [Segment(g, c, r, None, None if lprobs is None else lprobs[g])
+                    for g, (c, r) in enumerate(zip(candidates, refs))]
+        rows = outcome_rows(dec.run(decoder, provider, segments, higher_is_better, selector.n), candidates, refs, ties)
+        return _choices(candidates, rows, higher_is_better, ties, selector, [row[4] for row in rows])
     _check_modes(weights, False, ties, lprobs)
     rows = []
     for g, m in enumerate(saved):
@@ -213,5 +207,5 @@ def decode_saved(saved: Sequence[UtilityMatrix], candidates: Sequence[Sequence[s
                              f"matrix (it was saved by an efficient decoder); decode it with that decoder", path)
         u, kept = expectations(m.values, None if weights is None else weights[g], ties,
                                None if lprobs is None else lprobs[g])
-        rows.append((u, kept, None))
+        rows.append((u, kept, None, None, None))
     return _choices(candidates, rows, higher_is_better, ties, selector)

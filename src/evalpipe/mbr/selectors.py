@@ -17,7 +17,7 @@ was strictly better.  The set is listed best expected utility first.
 """
 from __future__ import annotations
 
-from typing import Any, List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Tuple
 
 import numpy as np
 
