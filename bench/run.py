@@ -15,6 +15,7 @@ import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_longform  # noqa: E402
 import bench_mbr  # noqa: E402
+import bench_mbr_decoders  # noqa: E402
 import bench_meta  # noqa: E402
 import bench_nbest  # noqa: E402
 import bench_protocol  # noqa: E402
@@ -74,6 +75,8 @@ def main() -> None:
     bench_comet.main(scale)
     print("## minimum Bayes risk decoding (issue 28)")
     bench_mbr.main(max(1, round(3 * scale)))
+    print("## MBR decoders against mbrs 0.1.8's and fastchrf (issue 44)")
+    bench_mbr_decoders.main(max(1, round(2 * scale)))
 
 
 if __name__ == "__main__":

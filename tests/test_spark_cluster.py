@@ -1,6 +1,6 @@
 """Spark as a cluster runs it: a standalone master and two one-core workers on 127.0.0.1, started with
 pyspark's own ``spark-class``, and ``score-corpus``, ``stream score`` and ``meta-eval add-metric`` through the
-console script with ``--spark-master spark://127.0.0.1:PORT``: byte-identical output to the local engine, and no
+console script (and ``mbr``, exact and pruning) with ``--spark-master spark://127.0.0.1:PORT``: byte-identical output to the local engine, and no
 Spark chatter on stderr without ``-v``.  Marked ``cluster`` (about a minute and a half for both tests on the
 2-core machine, which would put the default run over five minutes): ``pytest -m cluster`` runs them.  The workers share the driver's virtual environment (``PYSPARK_PYTHON``);
 docs/engines.md says how executors without it get evalpipe.  Every process started here is stopped by its id
@@ -110,6 +110,9 @@ def test_score_corpus_stream_score_and_add_metric_on_a_standalone_cluster(cluste
                  "-r", "refA", *extra)
         written[where] = {p.name: p.read_bytes() for p in (root / NEWS.name / "metric-scores" / "en-de").glob("chrf*")}
     assert written["spark"] == written["local"] and written["local"]
+    for extra in ([], ["--decoder", "pruning", "--sampling-scheduler", "2,4,8", "--top", "2"]):
+        mbr = ["mbr", *systems, "-f", "json", *extra]
+        assert evalpipe(env, *mbr, *spark).stdout == evalpipe(env, *mbr).stdout
 
 
 @pytest.mark.spark

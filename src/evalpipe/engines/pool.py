@@ -23,8 +23,18 @@ _STARTED: Optional[Any] = None  # in a worker: where it reports the chunk it sta
 
 
 def _init(started: Any) -> None:
+    """A worker's start: where it reports chunks; and one thread for the numerical libraries it uses (torch's
+    least squares in MBR, BLAS), since the pool already spreads the work over the cores -- several threads a
+    worker oversubscribe them, and a torch thread pool inherited through fork serializes on its locks."""
+    import os
+    import sys
+
     global _STARTED
     _STARTED = started
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[name] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def _run(task: tuple) -> Any:

@@ -83,7 +83,7 @@ class MetricCells:
             srcs = [seg.source for seg, req in asked for _ in req.rows]
             flat = np.asarray(self.metric.score_rows(srcs, hyps, refs), dtype=np.float64)
         elif getattr(self.metric, "pairwise_rows", None) is not None:
-            flat = _scores(self.metric, self.metric.pairwise_rows([[h] for h in hyps], [[r] for r in refs]))
+            flat = self._ngram_cells(asked)
         else:
             m = self.metric
             flat = np.array([m.score(m.stats(h, [r])) for h, r in zip(hyps, refs)], dtype=np.float64)
@@ -92,6 +92,26 @@ class MetricCells:
             out.append(flat[at:at + len(req.rows)])
             at += len(req.rows)
         return out
+
+    def _ngram_cells(self, asked: Sequence[Any]) -> np.ndarray:
+        """Every cell asked, in order, in one C pass: a request that is a whole block (some candidates against
+        some pseudo-references, candidate-major: what pruning asks) as one segment of the pairwise kernel, whose
+        sentences' n-grams are then extracted once; scattered cells (probabilistic) as one-pair segments."""
+        cands: List[List[str]] = []
+        refs: List[List[str]] = []
+        for seg, req in asked:
+            rows, cols = np.asarray(req.rows), np.asarray(req.cols)
+            head = cols[0] if len(cols) else 0
+            width = int(np.argmax(cols[1:] == head)) + 1 if (len(cols) > 1 and (cols[1:] == head).any()) else len(cols)
+            block_rows, block_cols = rows[::width], cols[:width] if width else cols
+            if len(rows) and len(rows) == len(block_rows) * width and \
+                    np.array_equal(rows, np.repeat(block_rows, width)) and np.array_equal(cols, np.tile(block_cols, len(block_rows))):
+                cands.append([seg.candidates[i] for i in block_rows])
+                refs.append([seg.references[j] for j in block_cols])
+            else:
+                cands += [[seg.candidates[i]] for i in rows]
+                refs += [[seg.references[j]] for j in cols]
+        return _scores(self.metric, self.metric.pairwise_rows(cands, refs))
 
     def vectors(self, asked: Sequence[Any]) -> List[np.ndarray]:
         """One matrix a segment: its pseudo-references' vectors, one a row."""

@@ -282,8 +282,10 @@ def mbr_figure(doc: Dict[str, Any]) -> Any:
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.32 if counts else 0.16, top=0.9, wspace=0.28)
     ax = axes[0][-1]
     chosen = [s["utilities"][s["choice"]] for s in doc["segments"]]
-    every = [u for s in doc["segments"] for u in s["utilities"]]
-    ax.hist([every, chosen], bins=20, density=True, label=["every candidate", "the chosen one"],
+    every = [u for s in doc["segments"] for u in s["utilities"] if u is not None]  # (None: pruned, undefined)
+    dropped = sum(u is None for s in doc["segments"] for u in s["utilities"])
+    ax.hist([every, chosen], bins=20, density=True,
+            label=[f"every candidate{f' left (pruned: {dropped:,})' if dropped else ''}", "the chosen one"],
             color=["#bbbbbb", "#1f5f99"])
     ax.set_xlabel(f"expected utility ({doc['metric']}{', aggregated' if doc.get('aggregate') else ''})")
     ax.set_ylabel("share of candidates (density)")

@@ -260,6 +260,17 @@ def compare_report(doc: Dict[str, Any], title: str = "evalpipe: two systems comp
 MBR_KEYS = ("metric", "signature", "segments")
 
 
+def _mbr_decoder(doc: Dict[str, Any]) -> str:
+    decoder = doc.get("decoder") or {}
+    name = decoder.get("name", "aggregate" if doc.get("aggregate") else "mbr")
+    said = {"mbr": "expected over the pseudo-references", "aggregate": "reference aggregation",
+            "rerank": "each candidate's own score"}.get(name, f"{name} MBR")
+    selector = doc.get("selector") or {}
+    if selector.get("n", 1) > 1 or selector.get("name", "nbest") != "nbest":
+        said += f"; {selector.get('name')} {selector.get('n', 1)}-best"
+    return said
+
+
 def mbr_report(doc: Dict[str, Any], title: str = "evalpipe: minimum Bayes risk selection") -> str:
     """The HTML page of an ``evalpipe mbr`` JSON document: how often each system was chosen and the
     distribution of expected utilities."""
@@ -269,7 +280,7 @@ def mbr_report(doc: Dict[str, Any], title: str = "evalpipe: minimum Bayes risk s
     parts = [f"<h1>{escape(title)}</h1>",
              f"<p class=\"meta\">{len(segments)} segments, {sizes[0] if len(sizes) == 1 else f'{sizes[0]}-{sizes[-1]}'} "
              f"candidates each; utility <code>{escape(doc['metric'])}</code> "
-             f"({'reference aggregation' if doc.get('aggregate') else 'expected over the pseudo-references'}; ties: "
+             f"({escape(_mbr_decoder(doc))}; ties: "
              f"{escape(str(doc.get('ties', 'first')))}); signature <code>{escape(doc['signature'])}</code></p>",
              "<figure>" + figures.svg(figures.mbr_figure, doc) + "</figure>"]
     counts = doc.get("chosen_per_system")
