@@ -355,7 +355,8 @@ def _demo(metric_name: str, options: tuple, aggregate: bool, workers: Optional[i
     chrf = sacrebleu.CHRF()
     oracle = [max(c, key=lambda h, r=r: chrf.sentence_score(h, [r]).score) for c, r in zip(cands, ref)]
     best = max(systems, key=lambda s: sacrebleu.corpus_bleu(systems[s], [ref]).score)
-    for label, hyps in ((f"MBR ({metric_name}{', aggregated' if aggregate else ''})", [c.text for c in choices]),
+    how = ", aggregated" if aggregate else f", {decoder.name} decoder" if decoder is not None and decoder.name != "mbr" else ""
+    for label, hyps in ((f"MBR ({metric_name}{how})", [c.text for c in choices]),
                         (f"best single system ({best})", systems[best]), ("oracle (best chrF per segment)", oracle)):
         rows.append([label, f"{sacrebleu.corpus_bleu(hyps, [ref]).score:.2f}", f"{sacrebleu.corpus_chrf(hyps, [ref]).score:.2f}"])
     if output:
