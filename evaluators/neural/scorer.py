@@ -377,14 +377,23 @@ class CometModel:
         extra = [torch.as_tensor(np.asarray(c, dtype=np.float32)).to(vectors) for c in centroids]
         base = len(vectors)
         vectors = torch.cat([vectors, *extra]) if extra else vectors
-        mt, src_rows, ref_rows, shapes = [], [], [], []
+        blocks = []
         for cands, src, c in zip(candidates, sources, centroids):
-            for h in cands:
-                mt += [index[h]] * len(c)
-                ref_rows += list(range(base, base + len(c)))
-            src_rows += [index[src]] * (len(cands) * len(c))
-            shapes.append((len(cands), len(c)))
+            blocks.append((cands, src, list(range(base, base + len(c)))))
             base += len(c)
+        return self._blocks(vectors, index, blocks)
+
+    def _blocks(self, vectors, index: Dict[str, int], blocks: Sequence[Tuple[Sequence[str], str, List[int]]]
+                ) -> List[np.ndarray]:
+        """Each block's ``candidates x columns`` scores (float32): ``(candidates, source, columns)`` a segment, the
+        columns rows of ``vectors`` that stand as references; one estimator run for every block."""
+        mt, src_rows, ref_rows, shapes = [], [], [], []
+        for cands, src, columns in blocks:
+            for h in cands:
+                mt += [index[h]] * len(columns)
+                ref_rows += columns
+            src_rows += [index[src]] * (len(cands) * len(columns))
+            shapes.append((len(cands), len(columns)))
         scores = self.estimate(vectors, mt, src_rows, ref_rows)
         out, at = [], 0
         for n, m in shapes:
@@ -418,17 +427,6 @@ class CometModel:
                 extra.append(vectors[[index[r] for r in refs]].mean(dim=0, keepdim=True))
             base = len(vectors)
             vectors = torch.cat([vectors, *extra]) if extra else vectors
-        mt, src_rows, ref_rows, shapes = [], [], [], []
-        for g, (cands, refs, src) in enumerate(zip(candidates, pseudo_references, sources)):
-            columns = [base + g] if aggregate else [index[r] for r in refs]
-            for h in cands:
-                mt += [index[h]] * len(columns)
-                ref_rows += columns
-            src_rows += [index[src]] * (len(cands) * len(columns))
-            shapes.append((len(cands), len(columns)))
-        scores = self.estimate(vectors, mt, src_rows, ref_rows)
-        out, at = [], 0
-        for n, m in shapes:
-            out.append(scores[at:at + n * m].reshape(n, m))
-            at += n * m
-        return out
+        return self._blocks(vectors, index, [(cands, src, [base + g] if aggregate else [index[r] for r in refs])
+                                             for g, (cands, refs, src) in enumerate(zip(candidates, pseudo_references,
+                                                                                        sources))])
