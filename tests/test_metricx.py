@@ -479,3 +479,31 @@ def test_a_device_list_splits_the_inputs_over_copies_of_the_model(models, monkey
     if not torch.cuda.is_available():
         with pytest.raises(MissingDependency, match="device=cuda:1: torch sees no GPUs here"):
             load_metric("metricx", model=str(models["json"]), device="cpu,cuda:1")
+
+
+@pytest.mark.parametrize("flags", [["--decoder", "pruning", "--sampling-scheduler", "2,4", "--alpha", "0.9"],
+                                   ["--decoder", "probabilistic", "--reduction-factor", "2"]])
+def test_efficient_decoders_read_the_cells_of_the_exact_matrix(models, tmp_path, flags):
+    """MetricX as the utility of pruning and probabilistic MBR (lower is better): the cells they compute are the
+    exact matrix's (decoding the exact matrix saved by ``--save-utilities`` gives the same choices and expected
+    utilities: within 1e-4, since the model's scores move by ~1e-6 with the batch they are computed in and the
+    low-rank completion magnifies that), and they compute fewer of them."""
+    systems = sorted((DEMO / "systems").glob("*.de"))[:4]
+    sources = tmp_path / "src.en"
+    sources.write_text("\n".join(lines(SRC, 6)) + "\n", encoding="utf-8")
+    for path in systems:
+        (tmp_path / path.name).write_text("\n".join(lines(path, 6)) + "\n", encoding="utf-8")
+    files = [tmp_path / p.name for p in systems]
+    model = ["-m", "metricx", "-o", f"metricx.model={models['json']}", "--source", sources]
+    saved = tmp_path / "exact.npz"
+    assert run("mbr", *model, *files, "--save-utilities", saved).returncode == 0
+    computed = run("mbr", *model, *files, "-f", "json", *flags)
+    read = run("mbr", *files, "--utilities", saved, "-f", "json", *flags)
+    assert computed.returncode == 0 and read.returncode == 0, computed.stderr + read.stderr
+    mine, again = json.loads(computed.stdout), json.loads(read.stdout)
+    for a, b in zip(mine["segments"], again["segments"]):
+        assert [u is None for u in a["utilities"]] == [u is None for u in b["utilities"]]
+        assert [u for u in a["utilities"] if u is not None] == \
+            pytest.approx([u for u in b["utilities"] if u is not None], abs=1e-4)
+    assert [s["choice"] for s in mine["segments"]] == [s["choice"] for s in again["segments"]]
+    assert mine["cells"]["computed"] < mine["cells"]["exact"] == 6 * 16

@@ -29,7 +29,10 @@ class Choice(NamedTuple):
 
 
 def _as_list(u: np.ndarray) -> List[Optional[float]]:
-    return [float(v) if np.isfinite(v) else None for v in np.asarray(u, dtype=np.float64)]
+    """Python floats, None where undefined (NaN: a pruned candidate)."""
+    u = np.asarray(u, dtype=np.float64)
+    values = u.tolist()
+    return values if np.isfinite(u).all() else [v if np.isfinite(v) else None for v in values]
 
 
 def _choices(candidates: Sequence[Sequence[str]], rows: Sequence[Any], higher_is_better: bool, ties: str,
