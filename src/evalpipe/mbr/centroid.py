@@ -29,36 +29,55 @@ from evalpipe.mbr.cells import Against, Segment, Vectors
 from evalpipe.mbr.draws import Draws
 
 
-def _sqdist(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return ((a64[:, None, :] - b64[None, :, :]) ** 2).sum(axis=-1)
+def _ops(draws: str) -> Tuple[Any, Any]:
+    """``(distances, mean)``: the Euclidean distance matrix of two sets of rows and the mean of rows.  With torch
+    draws torch's own (``cdist``, ``mean``: mbrs's operations, so that near-ties in float32 embeddings fall as
+    they fall in mbrs), otherwise numpy's in float64."""
+    if draws == "torch":
+        import torch
+
+        def distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return torch.cdist(torch.from_numpy(np.ascontiguousarray(a)), torch.from_numpy(np.ascontiguousarray(b)),
+                               p=2).numpy()
+
+        def mean(rows: np.ndarray) -> np.ndarray:
+            return torch.from_numpy(np.ascontiguousarray(rows)).mean(dim=0).numpy()
+
+        return distances, mean
+
+    def distances64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        return np.sqrt(((a64[:, None, :] - b64[None, :, :]) ** 2).sum(axis=-1))
+
+    return distances64, (lambda rows: np.asarray(rows, dtype=np.float64).mean(axis=0))
 
 
 def kmeans(x: np.ndarray, k: int, iterations: int, seed: int, draws: str) -> Tuple[np.ndarray, np.ndarray, List[List[int]]]:
     """``(centroids, each vector's centroid, each centroid's members)`` (module docstring)."""
     n = len(x)
+    distances, mean = _ops(draws)
     if k == 1:
-        return x.mean(axis=0, keepdims=True), np.zeros(n, dtype=np.int64), [list(range(n))]
+        return mean(x)[None, :].astype(x.dtype), np.zeros(n, dtype=np.int64), [list(range(n))]
     if n <= k:
         return x.copy(), np.arange(n), [[i] for i in range(n)]
     g = Draws(seed, draws)
     chosen = [int(g.randint(n, (1,))[0])]
     for _ in range(k - 1):
-        nearest = _sqdist(x[chosen], x).min(axis=0).astype(np.float32)
+        nearest = (distances(x[chosen], x) ** 2).min(axis=0).astype(np.float32)
         nearest = np.maximum(nearest, np.float32(1e-5))
         chosen.append(g.choice(nearest / nearest.sum()))
     centroids = x[chosen].astype(x.dtype, copy=True)
     members = [[i] for i in chosen]
     assigns = np.full(n, -1)
     for _ in range(iterations):
-        new = _sqdist(x, centroids).argmin(axis=1)
+        new = distances(x, centroids).argmin(axis=1)
         if (new == assigns).all():
             break
         assigns = new
         for c in range(k):
             here = np.nonzero(assigns == c)[0]
             if len(here):
-                centroids[c] = x[here].mean(axis=0)
+                centroids[c] = mean(x[here])
                 members[c] = here.tolist()
     return centroids, assigns, members
 
