@@ -110,5 +110,3 @@ def build(values: Dict[str, Any], aggregate: bool) -> Tuple[Any, Selector]:
     dec.check(decoder or Decoder(), sel, spell=lambda field: SPELLING.get(field, field))
     return decoder, sel
 
-
-PARAMS = ("decoder", "selector", "top", "seed", *[field for field, _, _ in FLAGS.values()])

@@ -36,8 +36,16 @@ class Segment(NamedTuple):
 
 
 class Cells(NamedTuple):
+    """Cells ``(rows[k], cols[k])``; ``block``: ``(rows, cols)`` when they are every pair of those rows and columns,
+    candidate-major (pruning's steps), which an n-gram metric computes with each sentence's n-grams counted once."""
+
     rows: np.ndarray
     cols: np.ndarray
+    block: Optional[Any] = None
+
+    @classmethod
+    def of_block(cls, rows: np.ndarray, cols: np.ndarray) -> "Cells":
+        return cls(np.repeat(rows, len(cols)), np.tile(cols, len(rows)), (rows, cols))
 
 
 class Vectors(NamedTuple):
@@ -94,23 +102,19 @@ class MetricCells:
         return out
 
     def _ngram_cells(self, asked: Sequence[Any]) -> np.ndarray:
-        """Every cell asked, in order, in one C pass: a request that is a whole block (some candidates against
-        some pseudo-references, candidate-major: what pruning asks) as one segment of the pairwise kernel, whose
-        sentences' n-grams are then extracted once; scattered cells (probabilistic) as one-pair segments."""
+        """Every cell asked, in order, in one C pass: a block (:class:`Cells`) as one segment of the pairwise
+        kernel, whose sentences' n-grams are then extracted once; scattered cells (probabilistic) as one-pair
+        segments."""
         cands: List[List[str]] = []
         refs: List[List[str]] = []
         for seg, req in asked:
-            rows, cols = np.asarray(req.rows), np.asarray(req.cols)
-            head = cols[0] if len(cols) else 0
-            width = int(np.argmax(cols[1:] == head)) + 1 if (len(cols) > 1 and (cols[1:] == head).any()) else len(cols)
-            block_rows, block_cols = rows[::width], cols[:width] if width else cols
-            if len(rows) and len(rows) == len(block_rows) * width and \
-                    np.array_equal(rows, np.repeat(block_rows, width)) and np.array_equal(cols, np.tile(block_cols, len(block_rows))):
+            if req.block is not None:
+                block_rows, block_cols = req.block
                 cands.append([seg.candidates[i] for i in block_rows])
                 refs.append([seg.references[j] for j in block_cols])
             else:
-                cands += [[seg.candidates[i]] for i in rows]
-                refs += [[seg.references[j]] for j in cols]
+                cands += [[seg.candidates[i]] for i in req.rows]
+                refs += [[seg.references[j]] for j in req.cols]
         return _scores(self.metric, self.metric.pairwise_rows(cands, refs))
 
     def vectors(self, asked: Sequence[Any]) -> List[np.ndarray]:

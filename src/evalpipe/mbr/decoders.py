@@ -16,7 +16,7 @@ Selectors (:mod:`.selectors`): ``nbest`` (the n best) and ``diverse`` (a diverse
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -108,10 +108,6 @@ def check(decoder: Decoder, selector: Selector, given: Iterable[str] = (), spell
                          f"before, got {','.join(map(str, sched))}")
     if not math.isfinite(selector.diversity_lambda):
         raise UsageError(f"{spell('diversity_lambda')} must be a number, got {selector.diversity_lambda}")
-
-
-def field_names(cls: Any) -> List[str]:
-    return [f.name for f in fields(cls)]
 
 
 class Outcome(NamedTuple):
@@ -206,4 +202,4 @@ def check_segments(decoder: Decoder, segments: Sequence[Segment]) -> None:
 
 
 __all__ = ["DECODERS", "DECODER_OPTIONS", "Decoder", "EFFICIENT", "Outcome", "SELECTORS", "SELECTOR_OPTIONS",
-           "Selector", "check", "check_segments", "field_names", "run"]
+           "Selector", "check", "check_segments", "run"]

@@ -76,9 +76,9 @@ def decode(seg: Segment, cfg: Any, draws: str, nbest: int,
         r = min(r, total)
         if r <= done:
             break
-        rows = np.repeat(alive, r - done)
-        cols = np.tile(np.arange(done, r), len(alive))
-        got = yield Cells(rows, cols)
+        asked = Cells.of_block(alive, np.arange(done, r))
+        rows, cols = asked.rows, asked.cols
+        got = yield asked
         values[rows, cols] = got
         mask[rows, cols] = True
         computed += len(rows)
