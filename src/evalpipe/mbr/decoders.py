@@ -120,16 +120,9 @@ class Outcome(NamedTuple):
     cells: int
 
 
-def _expect(matrix: np.ndarray, lprobs: Optional[Sequence[float]]) -> np.ndarray:
-    from evalpipe.mbr.select import softmax
-
-    if lprobs is None:
-        return matrix.mean(axis=1)
-    return matrix @ softmax(lprobs)
-
-
 def _strategy(decoder: Decoder, seg: Segment, draws: str, n: int, higher_is_better: bool) -> Any:
     from evalpipe.mbr import centroid, probabilistic, pruning
+    from evalpipe.mbr.select import weighted_mean as _expect
 
     if decoder.name == "centroid":
         matrix, lprobs = yield from centroid.decode(seg, decoder, draws)

@@ -13,19 +13,13 @@ softmax-normalized, as mbrs).
 """
 from __future__ import annotations
 
-from typing import Any, Generator, Optional, Sequence, Tuple
+from typing import Any, Generator, Optional, Tuple
 
 import numpy as np
 
 from evalpipe.mbr.cells import Cells, Segment
 from evalpipe.mbr.draws import Draws
-from evalpipe.mbr.select import softmax
-
-
-def _expect(block: np.ndarray, lprobs: Optional[Sequence[float]]) -> np.ndarray:
-    if lprobs is None:
-        return block.mean(axis=-1)
-    return block @ softmax(lprobs)
+from evalpipe.mbr.select import weighted_mean as _expect
 
 
 def _win_rates(scored: np.ndarray, samples: np.ndarray, lprobs: Optional[np.ndarray], higher_is_better: bool,

@@ -57,6 +57,14 @@ def softmax(lprobs: Sequence[float]) -> np.ndarray:
     return e / e.sum()
 
 
+def weighted_mean(matrix: np.ndarray, lprobs: Optional[Sequence[float]] = None) -> np.ndarray:
+    """Each row's mean over the columns, or its mean weighted by the softmax of the columns' log-probabilities
+    (float64): the expected utilities of the efficient decoders' matrices."""
+    if lprobs is None:
+        return np.asarray(matrix).mean(axis=-1)
+    return np.asarray(matrix) @ softmax(lprobs)
+
+
 def expectations(matrix: np.ndarray, weights: Optional[Sequence[float]], ties: str,
                  lprobs: Optional[Sequence[float]] = None) -> Tuple[np.ndarray, Any]:
     """One segment's ``(expected utilities, float32 means for ties="mbrs" or None)``: mbrs takes torch's mean of
