@@ -105,6 +105,21 @@ def test_scores_equal_the_anchor_model_class(models, tokenizer, version, qe, max
     assert len(set(round(x, 3) for x in expected)) > ROWS // 2  # the scores vary (not clipped to one value)
 
 
+def test_the_unigram_scores_are_the_file_numbers(models):
+    """tokenizer.json's scores as written (Python's json, as transformers 5 reads them), not the tokenizers library's
+    own parse, which can land a unit in the last place away and flip a tie between "0" "00" and "00" "0"."""
+    from tokenizers import Tokenizer
+
+    from evalpipe.evaluators.neural.metricx_model import Pieces
+
+    path = models["json"] / "tokenizer.json"
+    written = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    read = json.loads(Pieces(models["json"])._fast.to_str())["model"]["vocab"]
+    assert read == written
+    library = json.loads(Tokenizer.from_file(str(path)).to_str())["model"]["vocab"]
+    print(f"{sum(a != b for a, b in zip(library, written))} of {len(written)} scores the library reads otherwise")
+
+
 def test_the_input_texts_are_metricx_own():
     from evalpipe.evaluators.metricx import input_text
 

@@ -35,6 +35,23 @@ def _torch():
     return torch
 
 
+def read_tokenizer_json(path: Path, tokenizer_class: Any) -> Any:
+    """A ``tokenizer.json`` whose unigram scores are the file's numbers exactly.
+
+    The ``tokenizers`` library's own reader may land a score one unit in the last place away from the number written
+    (its JSON float parsing is not correctly rounded), and two segmentations made of the same pieces in another order
+    ("0" "00" and "00" "0") tie up to that last place; transformers (5.x) reads the scores with Python's ``json`` and
+    builds the model from them, so evalpipe does the same and its input ids are transformers'."""
+    from tokenizers import models
+
+    tok = tokenizer_class.from_file(str(path))
+    model = json.loads(path.read_text(encoding="utf-8")).get("model")
+    if isinstance(model, dict) and model.get("type") == "Unigram" and model.get("vocab"):
+        tok.model = models.Unigram([(str(piece), float(score)) for piece, score in model["vocab"]],
+                                   model.get("unk_id"), bool(model.get("byte_fallback", False)))
+    return tok
+
+
 class Pieces:
     """The mT5 tokenizer of a folder: ``tokenizer.json`` (tokenizers) or ``spiece.model`` (sentencepiece)."""
 
@@ -46,7 +63,7 @@ class Pieces:
             except ImportError:
                 raise MissingDependency.module("tokenizers", "a MetricX tokenizer.json") from None
             try:
-                self._fast = Tokenizer.from_file(str(self.path))
+                self._fast = read_tokenizer_json(self.path, Tokenizer)
             except Exception as exc:  # noqa: BLE001 - a foreign file: one line
                 raise InputError(f"not a tokenizers file: {exc}", str(self.path)) from None
             self._sp = None

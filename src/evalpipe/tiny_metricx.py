@@ -8,8 +8,9 @@ smoke tests, benches.
 * ``model.safetensors``: every weight drawn from N(0, 0.5) with the seed (``shared``, ``encoder``, ``decoder``,
   ``lm_head``: the names of transformers' ``MT5ForConditionalGeneration`` and metricx's ``MT5ForRegression``);
 * ``tokenizer.json`` and ``tokenizer_config.json``: a T5-style unigram tokenizer (``<pad>``=0, ``</s>``=1, ``<unk>``=2;
-  NFKC, ``▁`` word starts, ``</s>`` after each input) trained by the ``tokenizers`` library on the texts given
-  (default: the source and reference of the shipped WMT21 en-de demo).
+  words split at white space, ``▁`` word starts, ``</s>`` after each input: the pipeline transformers' ``T5Tokenizer``
+  builds around a vocabulary, so transformers 4 and 5 read the file alike) trained by the ``tokenizers`` library on
+  the texts given (default: the source and reference of the shipped WMT21 en-de demo).
 
 The scores mean nothing; the arithmetic is a real MetricX's.  transformers loads these folders
 (``MT5ForConditionalGeneration``, ``AutoTokenizer``) and gives the same scores (``tests/test_metricx.py``).
@@ -34,12 +35,12 @@ CONFIG = {"architectures": ["MT5ForConditionalGeneration"], "model_type": "mt5",
 
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int = 800) -> Any:
-    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(models.Unigram())
-    tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")])
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")
-    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(
+        replacement="\u2581", prepend_scheme="always", split=True)])
+    tok.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
     trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=["<pad>", "</s>", "<unk>"],
                                       unk_token="<unk>", show_progress=False)
     tok.train_from_iterator(list(texts), trainer=trainer)
