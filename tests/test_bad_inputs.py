@@ -413,11 +413,13 @@ def test_compare_text_shows_what_was_asked():
     done = run("compare", "-r", REF, SYS, SYS2, "--top", "3", "--examples", "2")
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    for who in ("ICL", "UEdin"):
-        section = text.split(f"n-grams {who} matches more (3;")[1].split("\n")[1:4]
-        assert len(section) == 3 and all(line.startswith("  ") for line in section)
-        assert f"sentences where {who} is better (2;" in text
-    assert "-/-" in text and "0.0000/" not in text  # a bucket without words shows no value, not a zero
+    for x, y in (("ICL", "UEdin"), ("UEdin", "ICL")):
+        section = text.split(f"--- 3 n-grams where {x}>{y} in match\n")[1].split("\n\n")[0].splitlines()
+        assert len(section) == 3 and all("\t" in line for line in section)
+        assert f"--- 2 sentences where {x}>{y} at sentence-level BLEU" in text
+    assert text.count("ICL-UEdin=") == 4
+    rows = [line.split("\t") for line in text.split("frequency\tICL\tUEdin\n")[1].split("\n\n")[0].splitlines()]
+    assert rows[0] == ["<1", "-", "-"]  # a bucket without reference words shows no value, not a zero
 
 
 @pytest.mark.fullcorpus

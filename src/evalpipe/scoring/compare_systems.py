@@ -141,7 +141,7 @@ def sentence_bleu(ref: Tokens, out: Tokens) -> float:
     """compare-mt's ``sentbleu``: NLTK 3.x ``sentence_bleu`` with ``SmoothingFunction().method2``, times 100."""
     stats = comparemt_bleu_stats(ref, out)[2]
     if stats[0][0] == 0:
-        return 0.0
+        return 0  # NLTK's int 0 (compare-mt prints "0", not "0.0000")
     precisions = [stats[0][0] / stats[0][1]] + [(a + 1) / (b + 1) for a, b in stats[1:]]
     log_precision = math.fsum(0.25 * math.log(p) for p in precisions if p > 0)
     brevity = 1 if len(out) > len(ref) else 0 if not out else math.exp(1 - len(ref) / len(out))

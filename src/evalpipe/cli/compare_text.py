@@ -1,0 +1,79 @@
+"""``evalpipe compare``'s text: compare-mt 0.2.10's printed layout (tab-separated tables, 4 decimals) of the
+analyses :func:`evalpipe.scoring.compare_many.analyse` computes, so a person who reads compare-mt's output reads
+this one, and the numbers can be checked against it line by line.  One difference: what is undefined prints as
+``-`` (compare-mt prints 0 there)."""
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+UNDEFINED = "-"  # where compare-mt prints 0: an F-measure of a bucket without reference or output words, a BLEU of
+# a bucket without sentences
+
+
+def _fmt(x: Any) -> str:
+    """compare-mt's formatter: an int as it is, a float with 4 decimals, a string unchanged."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int):
+        return f"{x:d}"
+    return f"{x:.4f}"
+
+
+def _header(name: str) -> str:
+    return f"********************** {name} ************************"
+
+
+def _buckets(title: str, key: str, names: List[str], labels: List[str], columns: List[list],
+             sentences: Optional[List[int]] = None) -> List[str]:
+    """A sentence-bucket table; with ``sentences`` (per bucket), a bucket of none shows ``-``."""
+    out = [_header("Sentence Bucket Analysis"), f"--- {title}", "\t".join([key] + names)]
+    out += ["\t".join([label] + [UNDEFINED if sentences is not None and not sentences[i] else _fmt(column[i])
+                                  for column in columns]) for i, label in enumerate(labels)]
+    return out + [""]
+
+
+def layout(doc: dict) -> str:
+    """The text compare-mt prints for its default analyses (its log line about word frequencies left out: that
+    goes to stderr)."""
+    names = doc["systems"]
+    ratio = doc["length_ratio"]
+    out = [_header("Aggregate Scores"), "BLEU:", "\t".join([""] + names), "\t".join(["BLEU"] + [
+        _fmt(x) for x in doc["bleu"]]), ""]
+    out += [_header("Aggregate Scores"), "length ratio:", "\t".join([""] + names), "\t".join(["length ratio"] + [
+        f"{_fmt(r)} (ref={ratio['reference_words']}, out={w})" for r, w in zip(ratio["ratio"], ratio["output_words"])]),
+        ""]
+    words = doc["word_accuracy"]
+    out += [_header("Word Accuracy Analysis"), "--- word fmeas by frequency bucket", "\t".join(["frequency"] + names)]
+    out += ["\t".join([label] + [_fmt(rows[i][5]) if rows[i][1] and rows[i][2] else UNDEFINED
+                                  for rows in words["systems"]]) for i, label in enumerate(words["buckets"])]
+    out.append("")
+    out += _buckets("bucket type: length, statistic type: BLEU", "length", names, doc["length"]["buckets"],
+                    doc["length"]["bleu"], doc["length"]["sentences"])
+    out += _buckets("bucket type: len(output)-len(reference), statistic type: count", "lengthdiff", names,
+                    doc["length_difference"]["buckets"], doc["length_difference"]["sentences"])
+    out += _buckets("bucket type: sentence-level BLEU, statistic type: count", "sentbleu", names,
+                    doc["sentence_bleu"]["buckets"], doc["sentence_bleu"]["sentences"])
+    for pair in doc.get("pairs", []):
+        out += _pair_lines(pair, names)
+    return "\n".join(out)
+
+
+def _pair_lines(pair: dict, names: List[str]) -> List[str]:
+    left, right = pair["systems"]
+    a, b, top = names[left], names[right], pair["top"]
+    out = [_header("N-gram Difference Analysis"), "--- min_ngram_length=1, max_ngram_length=4",
+           f"    report_length={top}, alpha=1.0, compare_type=match"]
+    for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
+        out.append(f"--- {top} n-grams where {x}>{y} in match")
+        out += [f"{g}\t{_fmt(v)} (sys{left + 1}={m1}, sys{right + 1}={m2})" for g, v, m1, m2 in pair["ngrams"][side]]
+        out.append("")
+    examples = pair["examples"]
+    out.append(_header("Sentence Examples Analysis"))
+    for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
+        out.append(f"--- {pair['examples_asked']} sentences where {x}>{y} at sentence-level BLEU")
+        for ex in examples[side]:
+            s1, s2 = ex["sentbleu"]
+            out += [f"{a}-{b}={_fmt(-(s2 - s1))}, {a}={_fmt(s1)}, {b}={_fmt(s2)}",
+                    f"Ref:  {ex['reference'].strip()}", f"{a}: {ex['outputs'][0].strip()}",
+                    f"{b}: {ex['outputs'][1].strip()}", ""]
+    return out

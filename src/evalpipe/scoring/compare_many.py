@@ -1,0 +1,88 @@
+"""Any number of systems against one reference: compare-mt 0.2.10's default analyses, number for number.
+
+The analyses are compare-mt's defaults (``compare-mt REF SYS1 ... SYSn`` with no analysis flag), built from the
+two-system functions of :mod:`evalpipe.scoring.compare_systems` (tokens, BLEU, buckets are compare-mt's):
+
+* scores: compare-mt's corpus BLEU (0-100) and the length ratio ``output words / reference words`` of each system;
+* word F-measure by reference frequency (:func:`~evalpipe.scoring.compare_systems.word_accuracy_by_frequency`);
+* sentence buckets: BLEU by reference length; sentence counts by ``len(output) - len(reference)`` (cutoffs -20,
+  -10, -5 ... 5, 6, 11, 21); sentence counts by sentence BLEU (cutoffs 10.0 ... 90.0);
+* for the first two systems (compare-mt's ``compare_directions=0-1``): the ``top`` n-grams (1-4) of each side of
+  the smoothed share ``(m1 + 1) / (m1 + m2 + 2)`` of reference matches, and the ``examples`` sentences whose
+  sentence BLEU differs most each way.
+
+n-grams of one share are listed by more matches of the side's system, then by the n-gram: compare-mt lists them in
+the order of a Python set of strings, which changes from run to run with the interpreter's string hashing, so its
+lists agree with these in every share and count and may differ in which of equal-share n-grams fill the last places.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any, Dict, List, Sequence
+
+from evalpipe.errors import InputError
+from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, characteristic_ngrams,
+                                              comparemt_bleu, comparemt_bleu_stats, sentence_bleu,
+                                              sentence_differences, tokens, word_accuracy_by_frequency)
+
+LENGTH_DIFFERENCE_CUTOFFS = (-20, -10, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 11, 21)
+SENTENCE_BLEU_CUTOFFS = tuple(x * 100 / 10.0 for x in range(1, 10))
+
+
+def _float_labels(cutoffs: Sequence[float]) -> List[str]:
+    """compare-mt's labels of float cutoffs: every bucket ``[a,b)``, never a single value."""
+    return [f"<{cutoffs[0]}"] + [f"[{a},{b})" for a, b in zip(cutoffs, cutoffs[1:])] + [f">={cutoffs[-1]}"]
+
+
+def _counts(values: Sequence[float], cutoffs: Sequence[float]) -> List[int]:
+    counts = [0] * (len(cutoffs) + 1)
+    for v in values:
+        counts[bisect_right(cutoffs, v)] += 1
+    return counts
+
+
+def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names: Sequence[str], top: int = 50,
+            examples: int = 10) -> Dict[str, Any]:
+    """The analyses of the module docstring as a JSON-ready document (``kind: compare-mt``)."""
+    ref, outs = tokens(ref_lines), [tokens(lines) for lines in outs_lines]
+    if any(len(out) != len(ref) for out in outs):
+        raise InputError(f"expected as many lines in every system as in the reference ({len(ref)}), got "
+                         f"{[len(out) for out in outs]}")
+    ref_words = sum(len(r) for r in ref)
+    out_words = [sum(len(o) for o in out) for out in outs]
+    sentbleu = [[sentence_bleu(r, o) for r, o in zip(ref, out)] for out in outs]
+    doc: Dict[str, Any] = {
+        "kind": "compare-mt", "systems": list(names), "sentences": len(ref),
+        "bleu": [comparemt_bleu([comparemt_bleu_stats(r, o) for r, o in zip(ref, out)]) for out in outs],
+        "length_ratio": {"ratio": [w / ref_words if ref_words else 0.0 for w in out_words], "reference_words":
+                         ref_words, "output_words": out_words},
+        "word_accuracy": word_accuracy_by_frequency(ref, outs),
+        "length": bleu_by_length(ref, outs),
+        "length_difference": {"buckets": bucket_labels(LENGTH_DIFFERENCE_CUTOFFS), "sentences": [
+            _counts([len(o) - len(r) for r, o in zip(ref, out)], LENGTH_DIFFERENCE_CUTOFFS) for out in outs]},
+        "sentence_bleu": {"buckets": _float_labels(SENTENCE_BLEU_CUTOFFS),
+                          "sentences": [_counts(values, SENTENCE_BLEU_CUTOFFS) for values in sentbleu]},
+    }
+    if len(outs) > 1:
+        doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, 0, 1, top, examples)]
+    return doc
+
+
+def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
+          outs_lines: Sequence[Sequence[str]], left: int, right: int, top: int, examples: int) -> Dict[str, Any]:
+    """n-grams and sentence examples of systems ``left`` and ``right`` (compare-mt's lists, ties ordered)."""
+    grams = characteristic_ngrams(ref, outs[left], outs[right])
+    ranked = sorted(grams.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+    reverse = sorted(grams.items(), key=lambda item: (item[1][0], -item[1][2], item[0]))
+    differences = sentence_differences(ref, outs[left], outs[right])
+
+    def example(row: tuple) -> Dict[str, Any]:
+        i = row[3]
+        return {"index": i, "sentbleu": [row[1], row[2]], "reference": ref_lines[i],
+                "outputs": [outs_lines[left][i], outs_lines[right][i]]}
+
+    return {"systems": [left, right], "top": top, "examples_asked": examples,
+            "ngrams": {"left": [[" ".join(g), *v] for g, v in ranked[:top]],
+                       "right": [[" ".join(g), *v] for g, v in reverse[:top]]},
+            "examples": {"left": [example(r) for r in differences[:examples]],
+                         "right": [example(r) for r in differences[-examples:]] if examples else []}}

@@ -1,0 +1,121 @@
+"""``evalpipe compare`` with any number of systems against compare-mt 0.2.10's own command line, run here on real
+WMT21 en-de outputs (the shipped subset, and the full 1,002 segments when ../shared/data is there): the same text,
+line for line, but for two things compare-mt leaves to chance or prints as zero.
+
+* n-grams of equal share: compare-mt lists them in the order of a Python set of strings (it changes with the
+  interpreter's string hashing, run to run), evalpipe by matches then n-gram; so each list is compared as the
+  multiset of its shares, and line for line (n-gram, share and counts) above the last share printed;
+* an undefined cell (an F-measure of a bucket with no reference or no output words, a BLEU of a bucket of no
+  sentences): compare-mt prints 0, evalpipe ``-``.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+
+import pytest
+
+from conftest import child_env, data_roots, script
+
+pytest.importorskip("six")  # compare-mt imports it without declaring it
+pytest.importorskip("compare_mt")
+
+SYSTEMS = ("Facebook-AI", "ICL", "UEdin", "VolcTrans-GLAT")
+
+
+def files(root, names):
+    news = root / "wmt21.news"
+    return (str(news / "references" / "en-de.refA.txt"),
+            [str(news / "system-outputs" / "en-de" / f"{name}.txt") for name in names])
+
+
+def run(*args):
+    return subprocess.run([script("evalpipe"), *map(str, args)], capture_output=True, text=True, env=child_env(),
+                          timeout=600)
+
+
+def theirs(ref, outs, *flags):
+    done = subprocess.run([script("compare-mt"), ref, *outs, *flags], capture_output=True, text=True,
+                          env=child_env(), timeout=600)
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if line != "Reading frequency from the reference"]
+
+
+def sections(lines):
+    """The n-gram lists (each a list of lines) and everything else (lines, the lists left out)."""
+    rest, grams, inside = [], [], False
+    for line in lines:
+        if line.startswith("********************** "):
+            inside = line.startswith("********************** N-gram")
+        if inside and line.startswith("--- ") and " n-grams where " in line:
+            grams.append([])
+        elif inside and grams and line and not line.startswith("*"):
+            grams[-1].append(line)
+        else:
+            rest.append(line)
+    return rest, grams
+
+
+def assert_same_ngram_list(mine, their):
+    def value(line):  # the share, without the counts: equal shares may come with other counts at the boundary
+        return line.split("\t")[1].split(" (")[0]
+
+    assert Counter(map(value, mine)) == Counter(map(value, their)) and len(mine) == len(their)
+    boundary = value(their[-1])
+    assert {line for line in mine if value(line) != boundary} == {line for line in their if value(line) != boundary}
+
+
+@pytest.mark.parametrize("root", data_roots())
+@pytest.mark.parametrize("count", [1, 3, 4])
+def test_text_equals_compare_mt(root, count):
+    ref, outs = files(root, SYSTEMS[:count])
+    mine = run("compare", "-r", ref, *outs, "--labels", ",".join(f"sys{i + 1}" for i in range(count)))
+    assert mine.returncode == 0, mine.stderr
+    their = theirs(ref, outs)
+    (mine_rest, mine_grams), (their_rest, their_grams) = sections(mine.stdout.splitlines()), sections(their)
+    assert len(mine_rest) == len(their_rest) and len(mine_grams) == len(their_grams) == (2 if count > 1 else 0)
+    undefined = 0
+    for a, b in zip(mine_rest, their_rest):
+        if a != b:
+            cells = list(zip(a.split("\t"), b.split("\t")))
+            assert len(a.split("\t")) == len(b.split("\t")) and all(x == y or (x == "-" and float(y) == 0)
+                                                                     for x, y in cells), (a, b)
+            undefined += sum(x != y for x, y in cells)
+    assert undefined >= 2 * count  # the "<1" and ">=1000" frequency buckets: no reference word is in them
+    for a, b in zip(mine_grams, their_grams):
+        assert_same_ngram_list(a, b)
+    if count > 1:
+        assert "sentences where sys2>sys1 at sentence-level BLEU" in mine.stdout
+
+
+def test_top_and_examples_are_compare_mts_report_lengths():
+    ref, outs = files(data_roots()[0].values[0], SYSTEMS[:2])
+    mine = run("compare", "-r", ref, *outs, "--labels", "sys1,sys2", "--top", "7", "--examples", "3").stdout
+    their = theirs(ref, outs, "--compare_ngrams", "compare_type=match,report_length=7", "--compare_sentence_examples",
+                   "score_type=sentbleu,report_length=3")
+    (mine_rest, mine_grams), (their_rest, their_grams) = sections(mine.splitlines()), sections(their)
+    def shown(lines):
+        return [line for line in lines if "sentences where" in line or line.startswith(("sys1-sys2=", "Ref:  "))]
+
+    assert len(shown(mine_rest)) == 2 + 3 * 2 * 2 and shown(mine_rest) == shown(their_rest)
+    assert len(mine_grams[0]) == 7
+    for a, b in zip(mine_grams, their_grams):
+        assert_same_ngram_list(a, b)
+
+
+def test_json_of_three_systems_and_what_three_cannot_do(tmp_path):
+    ref, outs = files(data_roots()[0].values[0], SYSTEMS[:3])
+    done = run("compare", "-r", ref, *outs, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["kind"] == "compare-mt" and doc["systems"] == list(SYSTEMS[:3]) and len(doc["bleu"]) == 3
+    assert [p["systems"] for p in doc["pairs"]] == [[0, 1]]
+    assert all(len(column) == len(doc["length_difference"]["buckets"]) for column in
+               doc["length_difference"]["sentences"])
+    for args, says in ((["--report", tmp_path / "r.html"], "--report compares two systems; 3 given"),
+                       (["--labels", "a,b"], "expected 3 labels")):
+        refused = run("compare", "-r", ref, *outs, *args)
+        assert refused.returncode != 0 and says in refused.stderr and "Traceback" not in refused.stderr
+        assert refused.stderr.strip().splitlines()[-1].startswith("Error: ")
+    assert not (tmp_path / "r.html").exists()
