@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_bounds  # noqa: E402
 import bench_comet  # noqa: E402
+import bench_compare  # noqa: E402
 import bench_corpus  # noqa: E402
 import bench_engines  # noqa: E402
 import bench_longform  # noqa: E402
@@ -77,6 +78,8 @@ def main() -> None:
     bench_mbr.main(max(1, round(3 * scale)))
     print("## MBR decoders against mbrs 0.1.8's and fastchrf (issue 44)")
     bench_mbr_decoders.main(max(1, round(2 * scale)))
+    print("## compare: N systems against compare-mt 0.2.10")
+    bench_compare.main(scale)
 
 
 if __name__ == "__main__":

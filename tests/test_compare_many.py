@@ -119,3 +119,20 @@ def test_json_of_three_systems_and_what_three_cannot_do(tmp_path):
         assert refused.returncode != 0 and says in refused.stderr and "Traceback" not in refused.stderr
         assert refused.stderr.strip().splitlines()[-1].startswith("Error: ")
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_kernels_bleu_statistics_are_the_sentence_counts(monkeypatch, compiled):
+    """compare-mt's BLEU statistics of many systems from the n-gram kernel (C, or its numpy reference) equal
+    the sentence-by-sentence counts, with compare-mt's tokens: an empty token from a double space, an empty line."""
+    from evalpipe.evaluators.kernels import ngram_matches
+    from evalpipe.scoring import compare_systems as C
+
+    if compiled and not ngram_matches.AVAILABLE:
+        pytest.skip("the C kernel is not built here")
+    monkeypatch.setattr(ngram_matches, "AVAILABLE", compiled)
+    ref_path, outs = files(data_roots()[0].values[0], SYSTEMS[:3])
+    ref = C.tokens(open(ref_path, encoding="utf-8").read().splitlines()[:60] + ["a  b b", "", "x y z"])
+    systems = [C.tokens(open(p, encoding="utf-8").read().splitlines()[:60] + ["a  b b b", "q", ""]) for p in outs]
+    assert C.comparemt_bleu_stats_of_systems(ref, systems) == [[C.comparemt_bleu_stats(r, o) for r, o in
+                                                               zip(ref, out)] for out in systems]

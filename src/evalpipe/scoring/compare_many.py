@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Sequence
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, characteristic_ngrams,
-                                              comparemt_bleu, comparemt_bleu_stats, sentence_bleu,
+                                              comparemt_bleu, comparemt_bleu_stats_of_systems, sentence_bleu_of,
                                               sentence_differences, tokens, word_accuracy_by_frequency)
 
 LENGTH_DIFFERENCE_CUTOFFS = (-20, -10, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 11, 21)
@@ -50,14 +50,15 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
                          f"{[len(out) for out in outs]}")
     ref_words = sum(len(r) for r in ref)
     out_words = [sum(len(o) for o in out) for out in outs]
-    sentbleu = [[sentence_bleu(r, o) for r, o in zip(ref, out)] for out in outs]
+    stats = comparemt_bleu_stats_of_systems(ref, outs)  # once: three analyses read it
+    sentbleu = [[sentence_bleu_of(s) for s in column] for column in stats]
     doc: Dict[str, Any] = {
         "kind": "compare-mt", "systems": list(names), "sentences": len(ref),
-        "bleu": [comparemt_bleu([comparemt_bleu_stats(r, o) for r, o in zip(ref, out)]) for out in outs],
+        "bleu": [comparemt_bleu(column) for column in stats],
         "length_ratio": {"ratio": [w / ref_words if ref_words else 0.0 for w in out_words], "reference_words":
                          ref_words, "output_words": out_words},
         "word_accuracy": word_accuracy_by_frequency(ref, outs),
-        "length": bleu_by_length(ref, outs),
+        "length": bleu_by_length(ref, outs, stats=stats),
         "length_difference": {"buckets": bucket_labels(LENGTH_DIFFERENCE_CUTOFFS), "sentences": [
             _counts([len(o) - len(r) for r, o in zip(ref, out)], LENGTH_DIFFERENCE_CUTOFFS) for out in outs]},
         "sentence_bleu": {"buckets": _float_labels(SENTENCE_BLEU_CUTOFFS),

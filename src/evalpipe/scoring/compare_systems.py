@@ -78,13 +78,40 @@ def word_accuracy_by_frequency(ref: List[Tokens], outs: Sequence[List[Tokens]],
     return {"buckets": bucket_labels(cutoffs), "systems": systems}
 
 
-def comparemt_bleu_stats(ref: Tokens, out: Tokens) -> Tuple[int, int, List[Tuple[int, int]]]:
-    """One sentence's ``(ref length, output length, [(matches_n, max(1, output n-grams)) for n = 1..4])``."""
+def comparemt_bleu_stats(ref: Tokens, out: Tokens, ref_grams: Optional[List[Counter]] = None
+                         ) -> Tuple[int, int, List[Tuple[int, int]]]:
+    """One sentence's ``(ref length, output length, [(matches_n, max(1, output n-grams)) for n = 1..4])``
+    (``ref_grams``: the reference's n-gram counts of orders 1-4, when several outputs share them)."""
     precisions = []
     for n in range(1, 5):
-        hyp, reference = _ngrams(out, n), _ngrams(ref, n)
-        precisions.append((sum(min(c, reference[g]) for g, c in hyp.items()), max(1, sum(hyp.values()))))
+        hyp = _ngrams(out, n)
+        reference = ref_grams[n - 1] if ref_grams is not None else _ngrams(ref, n)
+        get = reference.get
+        precisions.append((sum(min(c, get(g, 0)) for g, c in hyp.items()), max(1, len(out) - n + 1)))
     return len(ref), len(out), precisions
+
+
+def comparemt_bleu_stats_of_systems(ref: List[Tokens], outs: Sequence[List[Tokens]]) -> List[list]:
+    """:func:`comparemt_bleu_stats` of every sentence of every system: the clipped matches from the n-gram kernel
+    (:mod:`evalpipe.evaluators.kernels.ngram_matches`, the references indexed once for all systems), or counted
+    here sentence by sentence where the kernel's keys do not fit."""
+    from itertools import chain
+
+    from evalpipe.evaluators.kernels import ngram_matches as kernel
+
+    vocab: Dict[str, int] = {}
+    ref_lengths = kernel.lengths_of(ref)
+    index = kernel.build([kernel.word_units(ref, vocab)], ref_lengths[:, None], 4)
+    if index is None:
+        grams = [[_ngrams(r, n) for n in range(1, 5)] for r in ref]
+        return [[comparemt_bleu_stats(r, o, g) for r, o, g in zip(ref, out, grams)] for out in outs]
+    columns = []
+    for out in outs:
+        lengths = kernel.lengths_of(out)
+        found = [m[:, 0].tolist() for m in index.matches(kernel.ids(list(chain.from_iterable(out)), vocab), lengths)]
+        columns.append([(r, o, [(found[n][i], max(1, o - n)) for n in range(4)])
+                        for i, (r, o) in enumerate(zip(ref_lengths.tolist(), lengths.tolist()))])
+    return columns
 
 
 def comparemt_bleu(stats: Sequence[Tuple[int, int, List[Tuple[int, int]]]]) -> float:
@@ -106,15 +133,15 @@ def comparemt_bleu(stats: Sequence[Tuple[int, int, List[Tuple[int, int]]]]) -> f
 
 
 def bleu_by_length(ref: List[Tokens], outs: Sequence[List[Tokens]],
-                   cutoffs: Sequence[int] = LENGTH_CUTOFFS) -> Dict[str, Any]:
+                   cutoffs: Sequence[int] = LENGTH_CUTOFFS, stats: Optional[Sequence[list]] = None) -> Dict[str, Any]:
     """``{"buckets": labels, "sentences": [count per bucket], "bleu": [[BLEU per bucket], ...per system]}``, the
-    sentences bucketed by reference length."""
+    sentences bucketed by reference length (``stats``: each system's :func:`comparemt_bleu_stats`, if computed)."""
     which = [bisect_right(cutoffs, len(r)) for r in ref]
     buckets = range(len(cutoffs) + 1)
     scores = []
-    for out in outs:
-        stats = [comparemt_bleu_stats(r, o) for r, o in zip(ref, out)]
-        scores.append([comparemt_bleu([s for s, b in zip(stats, which) if b == k]) for k in buckets])
+    for k, out in enumerate(outs):
+        stats_k = stats[k] if stats is not None else [comparemt_bleu_stats(r, o) for r, o in zip(ref, out)]
+        scores.append([comparemt_bleu([s for s, b in zip(stats_k, which) if b == k]) for k in buckets])
     return {"buckets": bucket_labels(cutoffs), "sentences": [which.count(k) for k in buckets], "bleu": scores}
 
 
@@ -139,12 +166,17 @@ def characteristic_ngrams(ref: List[Tokens], out1: List[Tokens], out2: List[Toke
 
 def sentence_bleu(ref: Tokens, out: Tokens) -> float:
     """compare-mt's ``sentbleu``: NLTK 3.x ``sentence_bleu`` with ``SmoothingFunction().method2``, times 100."""
-    stats = comparemt_bleu_stats(ref, out)[2]
+    return sentence_bleu_of(comparemt_bleu_stats(ref, out))
+
+
+def sentence_bleu_of(sentence: Tuple[int, int, List[Tuple[int, int]]]) -> float:
+    """:func:`sentence_bleu` of a sentence's :func:`comparemt_bleu_stats`."""
+    ref_len, out_len, stats = sentence
     if stats[0][0] == 0:
         return 0  # NLTK's int 0 (compare-mt prints "0", not "0.0000")
     precisions = [stats[0][0] / stats[0][1]] + [(a + 1) / (b + 1) for a, b in stats[1:]]
     log_precision = math.fsum(0.25 * math.log(p) for p in precisions if p > 0)
-    brevity = 1 if len(out) > len(ref) else 0 if not out else math.exp(1 - len(ref) / len(out))
+    brevity = 1 if out_len > ref_len else 0 if not out_len else math.exp(1 - ref_len / out_len)
     return 100 * (brevity * math.exp(log_precision))  # NLTK's score, then compare-mt's scale
 
 
