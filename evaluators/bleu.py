@@ -274,3 +274,22 @@ class BLEU(Metric):
             return sb.bleu_13a_signature(nrefs, o["lowercase"], o["effective_order"], o["smooth_method"],
                                          o["smooth_value"])
         return sb.signature(self._sacre, nrefs)
+
+
+def matches_of_token_lists(ref: Sequence[List[str]], systems: Sequence[Sequence[List[str]]], order: int = 4
+                           ) -> Optional[List[List[List[int]]]]:
+    """Clipped n-gram matches (orders 1..``order``) of each sentence of each system against its one reference,
+    on token lists as given (no tokenizer: compare-mt's space-split tokens, say): ``[system][order - 1][sentence]``,
+    the references indexed once for all systems by the n-gram kernel; None when its keys do not fit (a sentence
+    with over a thousand distinct tokens), for the caller to count those itself."""
+    from itertools import chain
+
+    from evalpipe.evaluators.kernels import ngram_matches
+
+    vocab: Dict[str, int] = {}
+    index = ngram_matches.build([ngram_matches.word_units(ref, vocab)], ngram_matches.lengths_of(ref)[:, None], order)
+    if index is None:
+        return None
+    return [[m[:, 0].tolist() for m in index.matches(ngram_matches.ids(list(chain.from_iterable(out)), vocab),
+                                                      ngram_matches.lengths_of(out))] for out in systems]
+

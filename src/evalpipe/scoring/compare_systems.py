@@ -93,25 +93,16 @@ def comparemt_bleu_stats(ref: Tokens, out: Tokens, ref_grams: Optional[List[Coun
 
 def comparemt_bleu_stats_of_systems(ref: List[Tokens], outs: Sequence[List[Tokens]]) -> List[list]:
     """:func:`comparemt_bleu_stats` of every sentence of every system: the clipped matches from the n-gram kernel
-    (:mod:`evalpipe.evaluators.kernels.ngram_matches`, the references indexed once for all systems), or counted
-    here sentence by sentence where the kernel's keys do not fit."""
-    from itertools import chain
+    (through the BLEU plugin's :func:`~evalpipe.evaluators.bleu.matches_of_token_lists`: the references indexed
+    once for all systems), or counted here sentence by sentence where the kernel's keys do not fit."""
+    from evalpipe.evaluators.bleu import matches_of_token_lists
 
-    from evalpipe.evaluators.kernels import ngram_matches as kernel
-
-    vocab: Dict[str, int] = {}
-    ref_lengths = kernel.lengths_of(ref)
-    index = kernel.build([kernel.word_units(ref, vocab)], ref_lengths[:, None], 4)
-    if index is None:
+    found = matches_of_token_lists(ref, outs)
+    if found is None:
         grams = [[_ngrams(r, n) for n in range(1, 5)] for r in ref]
         return [[comparemt_bleu_stats(r, o, g) for r, o, g in zip(ref, out, grams)] for out in outs]
-    columns = []
-    for out in outs:
-        lengths = kernel.lengths_of(out)
-        found = [m[:, 0].tolist() for m in index.matches(kernel.ids(list(chain.from_iterable(out)), vocab), lengths)]
-        columns.append([(r, o, [(found[n][i], max(1, o - n)) for n in range(4)])
-                        for i, (r, o) in enumerate(zip(ref_lengths.tolist(), lengths.tolist()))])
-    return columns
+    return [[(len(r), len(o), [(matches[n][i], max(1, len(o) - n)) for n in range(4)])
+             for i, (r, o) in enumerate(zip(ref, out))] for out, matches in zip(outs, found)]
 
 
 def comparemt_bleu(stats: Sequence[Tuple[int, int, List[Tuple[int, int]]]]) -> float:
