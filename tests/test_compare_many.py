@@ -136,3 +136,53 @@ def test_the_kernels_bleu_statistics_are_the_sentence_counts(monkeypatch, compil
     systems = [C.tokens(open(p, encoding="utf-8").read().splitlines()[:60] + ["a  b b b", "q", ""]) for p in outs]
     assert C.comparemt_bleu_stats_of_systems(ref, systems) == [[C.comparemt_bleu_stats(r, o) for r, o in
                                                                zip(ref, out)] for out in systems]
+
+
+def _before_ngrams(lines):
+    out = []
+    for line in lines:
+        if line.startswith("********************** N-gram"):
+            break
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_paired_bootstrap_equals_compare_mts(count):
+    """``--paired-bs --paired-n N --seed S`` against compare-mt's ``--compare_scores score_type=bleu,bootstrap=N
+    score_type=length --seed S``: the intervals, the win column (two systems) or table (more), its p-values."""
+    ref, outs = files(data_roots()[0].values[0], SYSTEMS[:count])
+    mine = run("compare", "-r", ref, *outs, "--labels", ",".join(f"sys{i + 1}" for i in range(count)), "--paired-bs",
+               "--paired-n", "300", "--seed", "11")
+    assert mine.returncode == 0, mine.stderr
+    their = theirs(ref, outs, "--compare_scores", "score_type=bleu,bootstrap=300", "score_type=length", "--seed", "11")
+    a, b = _before_ngrams(mine.stdout.splitlines()), _before_ngrams(their)
+    scores = a[:a.index("", 3)]
+    assert scores == b[:len(scores)] and any(line.startswith("\t[") for line in scores) == (count <= 2)
+    assert [x for x, y in zip(a, b) if x != y] == [x for x in a if x.split("\t")[0] in ("<1", ">=1000")]
+    if count == 3:
+        assert "v s1 / s2 ->\tsys2\tsys3" in a
+
+
+def test_the_bootstrap_resamples_and_scores_as_compare_mt_in_process():
+    """The JSON's intervals and win shares, to the last bit, against compare-mt's own function and generator."""
+    import numpy as np
+    from compare_mt import corpus_utils, scorers, sign_utils
+
+    ref_path, outs = files(data_roots()[0].values[0], SYSTEMS[:3])
+    done = run("compare", "-r", ref_path, *outs, "-f", "json", "--paired-bs", "--paired-n", "200", "--seed", "5")
+    boot = json.loads(done.stdout)["bleu_bootstrap"]
+    np.random.seed(5)
+    direcs = [(0, 1), (0, 2), (1, 2)]
+    wins, stats = sign_utils.eval_with_paired_bootstrap(corpus_utils.load_tokens(ref_path),
+                                                        [corpus_utils.load_tokens(p) for p in outs], None,
+                                                        scorers.BleuScorer(), direcs, num_samples=200)
+    assert boot["lower"] == [s["lower_bound"] for s in stats] and boot["upper"] == [s["upper_bound"] for s in stats]
+    assert [[p["wins"], p["losses"], p["not_lower"]] for p in boot["pairs"]] == wins
+
+
+def test_a_seed_or_a_count_without_the_bootstrap_is_refused(tmp_path):
+    ref, outs = files(data_roots()[0].values[0], SYSTEMS[:2])
+    for args in (["--seed", "3"], ["--paired-n", "10"]):
+        refused = run("compare", "-r", ref, *outs, *args)
+        assert refused.returncode == 2 and f"Error: {args[0]} acts only with --paired-bs" in refused.stderr

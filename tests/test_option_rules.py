@@ -14,17 +14,19 @@ from evalpipe.cli.base import Flag, engine_rules
 from evalpipe.cli.score_corpus import RULES as SCORE_CORPUS
 from evalpipe.cli.meta_eval import RULES as META_EVAL
 from evalpipe.cli.stream import SCORE_RULES as STREAM_SCORE
+from evalpipe.cli.compare import RULES as COMPARE
 from evalpipe.cli.mbr_options import RULES as MBR
 
 from conftest import DATA
 
-TABLES = {"score-corpus": SCORE_CORPUS, "stream score": STREAM_SCORE, "mbr": MBR,
+TABLES = {"score-corpus": SCORE_CORPUS, "stream score": STREAM_SCORE, "mbr": MBR, "compare": COMPARE,
           **{f"meta-eval {name}": rules for name, rules in META_EVAL.items()}}
 #: what a command needs besides the options under test (required options; the rules act before any reading)
 NEWS = ["--root", str(DATA), "--test-set", "wmt21.news", "-l", "en-de"]
 BASE = {"score-corpus": [], "stream score": ["--log-file", "log.jsonl", "-r", __file__],
         "meta-eval correlate": NEWS, "meta-eval compare": NEWS + ["BLEU-refA", "chrF-refA"],
-        "meta-eval matrix": NEWS, "mbr": [__file__, str(DATA.parent / "conftest.py")]}
+        "meta-eval matrix": NEWS, "mbr": [__file__, str(DATA.parent / "conftest.py")],
+        "compare": ["-r", __file__, str(DATA.parent / "conftest.py"), str(DATA.parent / "test_mbr.py")]}
 
 
 def words(command: str, flag: Flag, tmp: str) -> List[str]:

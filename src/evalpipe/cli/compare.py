@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command
+from evalpipe.cli.base import Command, Flag, Rules, check_rules
 from evalpipe.cli.score_corpus import _segment_score_specs, demo_files
 from evalpipe.corpus import check_same_length, read_lines, write_atomically
 from evalpipe.errors import UsageError
@@ -15,6 +15,11 @@ from evalpipe.registry import parse_key_values
 from evalpipe.cli.compare_text import layout
 from evalpipe.scoring.compare_many import analyse
 from evalpipe.scoring.compare_systems import compare_two
+
+
+RULES = Rules(requires=(
+    (Flag("--paired-n"), (Flag("--paired-bs"),), "it is the number of the paired bootstrap's resamples"),
+    (Flag("--seed"), (Flag("--paired-bs"),), "it seeds the paired bootstrap, the only draw compare makes")))
 
 
 @click.command("compare", cls=Command, aliases={"--names": "--labels"})
@@ -32,14 +37,22 @@ from evalpipe.scoring.compare_systems import compare_two
                    "comet-score's output or a seg.score file naming both systems, or one file a system; "
                    "-o NAME.direction|format|field")
 @opt.metric_options("the segment scores' -o NAME.direction=higher|lower, NAME.format, NAME.field (repeat)")
+@click.option("--paired-bs", is_flag=True,
+              help="compare-mt's paired bootstrap of the BLEU scores (its score_type=bleu,bootstrap=N): 95% "
+                   "intervals and which system wins, for every pair")
+@click.option("--paired-n", type=click.IntRange(min=1), default=None,
+              help="resamples of the paired bootstrap (default 1000)")
+@opt.seed("the paired bootstrap's seed (numpy's legacy generator, as compare-mt's --seed)")
 @opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
 @opt.fmt(["text", "json"], "text")
 @opt.report()
-def compare(systems, ref, labels, top, examples, segment_scores, options, demo, fmt, report_file) -> None:
+def compare(systems, ref, labels, top, examples, segment_scores, options, paired_bs, paired_n, seed, demo, fmt,
+            report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
     layout -- BLEU and length ratio, word F-measure by frequency, sentences bucketed by length, length difference
     and sentence BLEU, and for the first two systems the characteristic n-grams and the sentences that differ
     most."""
+    check_rules(RULES)
     if demo:
         if systems or ref:
             raise UsageError("--demo compares two shipped systems: give no system files or reference")
@@ -64,7 +77,8 @@ def compare(systems, ref, labels, top, examples, segment_scores, options, demo, 
     if scores_given and report_file:
         raise UsageError("--segment-scores and --report cannot go together yet: the report shows compare-mt's "
                          "analyses only (use -f json for the scores' analyses)")
-    analyses = analyse(texts[ref], [texts[s] for s in systems], names, top, examples)
+    analyses = analyse(texts[ref], [texts[s] for s in systems], names, top, examples,
+                       bootstrap=(paired_n or 1000) if paired_bs else 0, seed=seed)
     if len(systems) == 2:
         doc = compare_two(texts[ref], texts[systems[0]], texts[systems[1]], names, top, examples)
         doc["compare_mt"] = analyses

@@ -32,13 +32,43 @@ def _buckets(title: str, key: str, names: List[str], labels: List[str], columns:
     return out + [""]
 
 
+def _cells(row: list) -> str:
+    return "\t".join(_fmt(y) if y else "" for y in row)
+
+
+def _score_tables(scores: list, boot: Optional[dict], names: List[str]) -> List[str]:
+    """compare-mt's score tables: the scores; with the bootstrap, the intervals beneath and the wins (two systems:
+    a column; more: a table of every pair, row system against column system)."""
+    if boot is None:
+        return [_cells([""] + names), _cells(["BLEU"] + scores), ""]
+    intervals = [f"[{_fmt(lo)},{_fmt(up)}]" for lo, up in zip(boot["lower"], boot["upper"])]
+    if len(scores) == 1:
+        return [_cells([""] + names), _cells(["BLEU"] + scores), _cells([""] + intervals), ""]
+    verdicts = {tuple(p["systems"]): _verdict(p) for p in boot["pairs"]}
+    if len(scores) == 2:
+        won, p = verdicts[(0, 1)]
+        return [_cells([""] + names + ["Win?"]), _cells(["BLEU"] + scores + [won]),
+                _cells([""] + intervals + [f"p={_fmt(p)}"]), ""]
+    table = [["v s1 / s2 ->"] + names[1:]] + [[names[i]] + [""] * (len(scores) - 1) for i in range(len(scores) - 1)]
+    for (left, right), (won, p) in verdicts.items():
+        table[left + 1][right] = f"{won} (p={_fmt(p)})"
+    return [_cells([""] + names), _cells(["BLEU"] + scores), ""] + [_cells(row) for row in table] + [""]
+
+
+def _verdict(pair: dict, threshold: float = 0.05) -> tuple:
+    """compare-mt's ``winstr_pval``: ``s1>s2`` when the first wins all but under 5 % of resamples, ``s2>s1`` the
+    other way, else ``-``; p = 1 - the larger share."""
+    wins, losses = pair["wins"], pair["losses"]
+    won = "s1>s2" if 1 - wins < threshold else "s2>s1" if 1 - losses < threshold else "-"
+    return won, 1 - (wins if wins > losses else losses)
+
+
 def layout(doc: dict) -> str:
     """The text compare-mt prints for its default analyses (its log line about word frequencies left out: that
     goes to stderr)."""
     names = doc["systems"]
     ratio = doc["length_ratio"]
-    out = [_header("Aggregate Scores"), "BLEU:", "\t".join([""] + names), "\t".join(["BLEU"] + [
-        _fmt(x) for x in doc["bleu"]]), ""]
+    out = [_header("Aggregate Scores"), "BLEU:"] + _score_tables(doc["bleu"], doc.get("bleu_bootstrap"), names)
     out += [_header("Aggregate Scores"), "length ratio:", "\t".join([""] + names), "\t".join(["length ratio"] + [
         f"{_fmt(r)} (ref={ratio['reference_words']}, out={w})" for r, w in zip(ratio["ratio"], ratio["output_words"])]),
         ""]

@@ -22,7 +22,8 @@ from typing import Any, Dict, List, Sequence
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, characteristic_ngrams,
-                                              comparemt_bleu, comparemt_bleu_stats_of_systems, sentence_bleu_of,
+                                              comparemt_bleu, comparemt_bleu_of_sums, comparemt_bleu_stats_of_systems,
+                                              sentence_bleu_of,
                                               sentence_differences, tokens, word_accuracy_by_frequency)
 
 LENGTH_DIFFERENCE_CUTOFFS = (-20, -10, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 11, 21)
@@ -42,8 +43,9 @@ def _counts(values: Sequence[float], cutoffs: Sequence[float]) -> List[int]:
 
 
 def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names: Sequence[str], top: int = 50,
-            examples: int = 10) -> Dict[str, Any]:
-    """The analyses of the module docstring as a JSON-ready document (``kind: compare-mt``)."""
+            examples: int = 10, bootstrap: int = 0, seed: int = 0) -> Dict[str, Any]:
+    """The analyses of the module docstring as a JSON-ready document (``kind: compare-mt``); with ``bootstrap``
+    resamples, the BLEU scores' paired bootstrap (:func:`paired_bootstrap`) under ``bleu_bootstrap``."""
     ref, outs = tokens(ref_lines), [tokens(lines) for lines in outs_lines]
     if any(len(out) != len(ref) for out in outs):
         raise InputError(f"expected as many lines in every system as in the reference ({len(ref)}), got "
@@ -64,9 +66,45 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
         "sentence_bleu": {"buckets": _float_labels(SENTENCE_BLEU_CUTOFFS),
                           "sentences": [_counts(values, SENTENCE_BLEU_CUTOFFS) for values in sentbleu]},
     }
+    if bootstrap:
+        doc["bleu_bootstrap"] = paired_bootstrap(stats, bootstrap, seed)
     if len(outs) > 1:
         doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, 0, 1, top, examples)]
     return doc
+
+
+def paired_bootstrap(stats: Sequence[list], samples: int, seed: int, ratio: float = 0.5) -> Dict[str, Any]:
+    """compare-mt's ``eval_with_paired_bootstrap`` of its BLEU (``--compare_scores score_type=bleu,bootstrap=N``
+    with ``--seed``): ``samples`` times, ``int(n * ratio)`` sentences drawn with replacement by numpy's legacy
+    generator seeded with ``seed`` (``np.random.seed``; one ``choice`` a resample), every system scored on them.
+    Per system the sorted scores' ``[int(0.025 N)]`` and ``[int(0.975 N)]`` (``lower``, ``upper``); per pair
+    ``i < j`` the shares of resamples where i scores higher (``wins``), lower (``losses``), and -- as compare-mt
+    counts them -- not lower (``not_lower``: ties, and wins again).  The sums are integers, so the scores are
+    compare-mt's to the last bit."""
+    import numpy as np
+
+    n = len(stats[0])
+    size = int(n * ratio)
+    rng = np.random.RandomState(seed)
+    draws = np.zeros((samples, n), dtype=np.int64)
+    for k in range(samples):
+        np.add.at(draws[k], rng.choice(n, size=size, replace=True), 1)
+    scores = []
+    for column in stats:
+        table = np.array([[r, o, *(x for pair in p for x in pair)] for r, o, p in column], dtype=np.int64)
+        sums = (draws @ table).tolist()
+        scores.append([comparemt_bleu_of_sums(s[0], s[1], s[2::2], s[3::2]) for s in sums])
+    pairs = []
+    for i in range(len(stats)):
+        for j in range(i + 1, len(stats)):
+            wins = sum(a > b for a, b in zip(scores[i], scores[j]))
+            losses = sum(a < b for a, b in zip(scores[i], scores[j]))
+            pairs.append({"systems": [i, j], "wins": wins / samples, "losses": losses / samples,
+                          "not_lower": (samples - losses) / samples})
+    bounds = [sorted(column) for column in scores]
+    return {"samples": samples, "sample_ratio": ratio, "seed": seed,
+            "lower": [b[int(samples * 0.025)] for b in bounds], "upper": [b[int(samples * 0.975)] for b in bounds],
+            "pairs": pairs}
 
 
 def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],

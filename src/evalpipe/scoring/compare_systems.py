@@ -109,10 +109,14 @@ def comparemt_bleu(stats: Sequence[Tuple[int, int, List[Tuple[int, int]]]]) -> f
     """compare-mt's corpus BLEU (0-100) of summed :func:`comparemt_bleu_stats` (0 for no sentence)."""
     if not stats:
         return 0.0
-    ref_len = sum(s[0] for s in stats)
-    out_len = sum(s[1] for s in stats)
-    num = [sum(s[2][n][0] for s in stats) for n in range(4)]
-    den = [sum(s[2][n][1] for s in stats) for n in range(4)]
+    return comparemt_bleu_of_sums(sum(s[0] for s in stats), sum(s[1] for s in stats),
+                                  [sum(s[2][n][0] for s in stats) for n in range(4)],
+                                  [sum(s[2][n][1] for s in stats) for n in range(4)])
+
+
+def comparemt_bleu_of_sums(ref_len: int, out_len: int, num: Sequence[int], den: Sequence[int]) -> float:
+    """compare-mt's BLEU of summed statistics: zero precisions left out of the geometric mean, brevity
+    ``min(1, exp(1 - r/c))``; 0 (an int, as compare-mt) when no unigram matches."""
     if num[0] == 0:
         return 0
     log_precision = 0
