@@ -135,11 +135,7 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     min(1, (m - l + 1) p_(l))``.  Rejecting where ``adjusted <= alpha`` keeps the family-wise error
     rate of all the comparisons at alpha."""
     upper = np.triu_indices(len(p_values), 1)
-    raw = p_values[upper]
-    order = np.argsort(raw, kind="stable")
-    steps = np.minimum(1.0, (len(raw) - np.arange(len(raw))) * raw[order])
-    adjusted = np.empty_like(raw)
-    adjusted[order] = np.maximum.accumulate(steps) if len(raw) else steps
+    adjusted = holm_adjust(p_values[upper])
     out = np.ones_like(p_values)
     out[upper] = adjusted
     out.T[upper] = adjusted
@@ -156,3 +152,14 @@ def assign_ranks(sig: np.ndarray, threshold: float) -> List[int]:
             start = i
         ranks.append(current)
     return ranks
+
+
+def holm_adjust(raw: np.ndarray) -> np.ndarray:
+    """Holm's adjustment (:func:`holm`) of a family of p-values given as a vector, in its order."""
+    raw = np.asarray(raw, dtype=np.float64)
+    order = np.argsort(raw, kind="stable")
+    steps = np.minimum(1.0, (len(raw) - np.arange(len(raw))) * raw[order])
+    adjusted = np.empty_like(raw)
+    adjusted[order] = np.maximum.accumulate(steps) if len(raw) else steps
+    return adjusted
+

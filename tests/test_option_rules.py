@@ -40,7 +40,8 @@ def words(command: str, flag: Flag, tmp: str) -> List[str]:
     choices = getattr(param.type, "choices", None)
     value = flag.values[0] if flag.values else list(choices)[-1] if choices else {"--report": f"{tmp}/r.html", "--plot": f"{tmp}/p.svg",
                                                 "--spark-master": "local[1]", "--lang": "en",
-                                                "--eval-config": f"{tmp}/c.yaml", "--sample-rate": "0.5"}.get(flag.flag, "3")
+                                                "--eval-config": f"{tmp}/c.yaml", "--sample-rate": "0.5",
+                                                "--bucket-labels": __file__}.get(flag.flag, "3")
     return [flag.flag, value]
 
 

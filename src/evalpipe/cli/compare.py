@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import click
 
@@ -10,16 +11,18 @@ from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command, Flag, Rules, check_rules
 from evalpipe.cli.score_corpus import _segment_score_specs, demo_files
 from evalpipe.corpus import check_same_length, read_lines, write_atomically
-from evalpipe.errors import UsageError
-from evalpipe.registry import parse_key_values
-from evalpipe.cli.compare_text import layout
+from evalpipe.errors import InputError, UsageError
+from evalpipe.registry import metric_specs, parse_key_values
+from evalpipe.cli.compare_text import layout, metric_buckets_text
 from evalpipe.scoring.compare_many import analyse
 from evalpipe.scoring.compare_systems import compare_two
 
 
 RULES = Rules(requires=(
     (Flag("--paired-n"), (Flag("--paired-bs"),), "it is the number of the paired bootstrap's resamples"),
-    (Flag("--seed"), (Flag("--paired-bs"),), "it seeds the paired bootstrap, the only draw compare makes")))
+    (Flag("--seed"), (Flag("--paired-bs"), Flag("-m")), "it seeds the bootstraps, the only draws compare makes"),
+    (Flag("--confidence-n"), (Flag("-m"),), "it is the number of resamples of the metrics' bucket intervals"),
+    (Flag("--bucket-labels"), (Flag("-m"),), "it buckets the metrics' scores")))
 
 
 @click.command("compare", cls=Command, aliases={"--names": "--labels"})
@@ -36,7 +39,16 @@ RULES = Rules(requires=(
                    "system's mean, the means by reference length, the sentences where each is furthest ahead; "
                    "comet-score's output or a seg.score file naming both systems, or one file a system; "
                    "-o NAME.direction|format|field")
-@opt.metric_options("the segment scores' -o NAME.direction=higher|lower, NAME.format, NAME.field (repeat)")
+@opt.metrics("also score with these evalpipe metrics (bleu chrf ter ...): each system's score by bucket of "
+             "sentences, with a 95% interval a bucket and a paired test against the first system, Holm-adjusted "
+             "over the buckets")
+@click.option("--bucket-labels", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="bucket the -m metrics' scores by a label a segment (one a line: domain, document, speaker...) "
+                   "instead of by reference length")
+@click.option("--confidence-n", type=click.IntRange(min=1), default=None,
+              help="bootstrap resamples of the -m metrics' bucket intervals and tests (default 1000)")
+@opt.metric_options("-m metrics' options and the segment scores' -o NAME.direction=higher|lower, NAME.format, "
+                    "NAME.field (repeat)")
 @click.option("--paired-bs", is_flag=True,
               help="compare-mt's paired bootstrap of the BLEU scores (its score_type=bleu,bootstrap=N): 95% "
                    "intervals and which system wins, for every pair")
@@ -46,8 +58,8 @@ RULES = Rules(requires=(
 @opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
 @opt.fmt(["text", "json"], "text")
 @opt.report()
-def compare(systems, ref, labels, top, examples, segment_scores, options, paired_bs, paired_n, seed, demo, fmt,
-            report_file) -> None:
+def compare(systems, ref, labels, top, examples, segment_scores, metric_names, bucket_labels, confidence_n, options,
+            paired_bs, paired_n, seed, demo, fmt, report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
     layout -- BLEU and length ratio, word F-measure by frequency, sentences bucketed by length, length difference
     and sentence BLEU, and for the first two systems the characteristic n-grams and the sentences that differ
@@ -68,9 +80,13 @@ def compare(systems, ref, labels, top, examples, segment_scores, options, paired
     check_same_length(list(texts.items()))
     given = parse_key_values(options)
     scores_given = _segment_score_specs(tuple(segment_scores), given)
-    if given:
-        raise UsageError(f"-o {next(iter(given))}: compare takes only the segment scores' -o NAME.direction, "
-                         f"NAME.format, NAME.field")
+    specs = metric_specs(metric_names, given) if metric_names else []
+    if given and not specs:
+        raise UsageError(f"-o {next(iter(given))}: without -m, compare takes only the segment scores' "
+                         f"-o NAME.direction, NAME.format, NAME.field")
+    which = None
+    if specs:
+        which = _buckets(bucket_labels, texts[ref])
     if len(systems) != 2 and (scores_given or report_file):
         raise UsageError(f"{'--segment-scores' if scores_given else '--report'} compares two systems; "
                          f"{len(systems)} given")
@@ -85,6 +101,13 @@ def compare(systems, ref, labels, top, examples, segment_scores, options, paired
     else:
         doc = analyses
     doc["reference"] = ref
+    if specs:
+        from evalpipe.scoring.compare_buckets import metric_in_buckets
+
+        analyses["metric_buckets"] = [dict(metric_in_buckets(
+            spec.build(), texts[ref], [texts[s] for s in systems], which[0], which[1], confidence_n or 1000, seed),
+            bucket_by=bucket_labels or "length") for spec in specs]
+        doc.setdefault("metric_buckets", analyses["metric_buckets"])
     if scores_given:
         from evalpipe.registry import ScoresSpec
         from evalpipe.score_files import scores_for_systems
@@ -106,12 +129,30 @@ def compare(systems, ref, labels, top, examples, segment_scores, options, paired
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
         return
     click.echo(layout(analyses))
+    for table in analyses.get("metric_buckets", []):
+        click.echo(metric_buckets_text(table, names))
     if doc.get("segment_scores"):
         click.echo(scores_text(doc, names))
 
 
 def _pair(x: float, y: float, empty: bool, digits: int) -> str:
     return "-/-" if empty else f"{x:.{digits}f}/{y:.{digits}f}"
+
+
+def _buckets(labels_file: Optional[str], ref_lines: list) -> tuple:
+    """The -m metrics' buckets: by reference length, or by the label file's line a segment."""
+    from evalpipe.scoring.compare_buckets import label_buckets, length_buckets
+
+    if not labels_file:
+        return length_buckets(ref_lines)
+    found = read_lines(labels_file)
+    if len(found) != len(ref_lines):
+        raise InputError(f"expected one label a segment, {len(ref_lines)} lines as the reference has, got "
+                         f"{len(found)}", labels_file)
+    empty = next((i for i, label in enumerate(found) if not label.strip()), None)
+    if empty is not None:
+        raise InputError("expected a label, got an empty line", labels_file, empty + 1)
+    return label_buckets([label.strip() for label in found])
 
 
 def scores_text(doc: dict, names: list) -> str:

@@ -107,3 +107,36 @@ def _pair_lines(pair: dict, names: List[str]) -> List[str]:
                     f"Ref:  {ex['reference'].strip()}", f"{a}: {ex['outputs'][0].strip()}",
                     f"{b}: {ex['outputs'][1].strip()}", ""]
     return out
+
+
+def metric_buckets_text(table: dict, names: List[str]) -> str:
+    """A metric's bucket table in compare-mt's bucket layout with its ``# sents`` column and intervals: each cell
+    ``score [low, high]``; after the first system, the Holm-adjusted p-value against it and, where it is at most
+    alpha, ``better`` or ``worse`` in the metric's direction; the score alone for a bucket of under 10 sentences;
+    ``-`` for a bucket without sentences."""
+    direction = "higher" if table["higher_is_better"] else "lower"
+    key = "length" if table["bucket_by"] == "length" else "label"
+    tested = sum(1 for low in table["systems"][0]["low"] if low is not None)
+    test = f"; paired bootstrap against {names[0]}, Holm-adjusted over {tested} buckets" if len(names) > 1 else ""
+    out = [_header("Sentence Bucket Analysis"),
+           f"--- bucket type: {table['bucket_by']}, statistic type: {table['metric']} ({direction} is better; 95% "
+           f"interval of {table['trials']} resamples{test}; none under 10 sentences)",
+           "\t".join([key, "# sents"] + names)]
+    for i, label in enumerate(table["buckets"]):
+        cells = [label, str(table["sentences"][i])]
+        for k, column in enumerate(table["systems"]):
+            if column["score"][i] is None:
+                cells.append(UNDEFINED)
+                continue
+            cell = _fmt(column["score"][i])
+            if column["low"][i] is None:  # too few sentences for an interval or a test
+                cells.append(cell)
+                continue
+            cell += f" [{_fmt(column['low'][i])}, {_fmt(column['high'][i])}]"
+            if k:
+                verdict = column["verdict"][i]
+                cell += f" p={_fmt(column['p_holm'][i])}" + (f" {verdict}" if verdict != "-" else "")
+            cells.append(cell)
+        out.append("\t".join(cells))
+    return "\n".join(out + [""])
+

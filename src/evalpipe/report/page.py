@@ -254,7 +254,39 @@ def compare_report(doc: Dict[str, Any], title: str = "evalpipe: two systems comp
                   "".join(f'<tr><td>{e["index"]}</td><td>{e["sentbleu"][0]:.1f} / {e["sentbleu"][1]:.1f}</td>'
                           f'<td class="system">{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
                           f'<b>{b}:</b> {escape(e["outputs"][1])}</td></tr>' for e in doc["examples"][key]) + "</table>"]
+    for table in doc.get("metric_buckets", []):
+        parts += _metric_buckets(table, doc["systems"])
     return _page(title, parts)
+
+
+def _metric_buckets(table: Dict[str, Any], names: List[str]) -> List[str]:
+    """A ``compare -m`` metric's buckets: each system's score and 95 % interval a bucket; a cell green or red where
+    the system is significantly better or worse than the first (Holm-adjusted over the buckets), in the metric's
+    direction."""
+    direction = "higher" if table["higher_is_better"] else "lower"
+    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    rows = []
+    for i, label in enumerate(table["buckets"]):
+        cells = []
+        for k, column in enumerate(table["systems"]):
+            score, low = column["score"][i], column["low"][i]
+            if score is None:
+                cells.append("<td>-</td>")
+                continue
+            shown = f"{score:.2f}" + (f" [{low:.2f}, {column['high'][i]:.2f}]" if low is not None else "")
+            verdict = column["verdict"][i] if k else None
+            if k and column["p_holm"][i] is not None:
+                shown += f" p={column['p_holm'][i]:.3f}"
+            css = f' class="{verdict}"' if verdict in ("better", "worse") else ""
+            cells.append(f"<td{css}>{shown}</td>")
+        rows.append(f'<tr><td class="system">{escape(str(label))}</td><td>{table["sentences"][i]}</td>'
+                    + "".join(cells) + "</tr>")
+    return [f"<h2>{escape(table['metric'])} by {escape(str(table['bucket_by']))}</h2>",
+            f"<p class=\"caption\">{escape(table['metric'])} ({direction} is better) of each bucket's sentences, its "
+            f"95 % bootstrap interval ({table['trials']} resamples) and, against {escape(names[0])}, the paired "
+            f"bootstrap p-value Holm-adjusted over the buckets: green significantly better, red significantly worse "
+            f"(alpha {table['alpha']}); no interval or test under 10 sentences.</p>",
+            f"<table><tr><th>bucket</th><th>sentences</th>{head}</tr>" + "".join(rows) + "</table>"]
 
 
 MBR_KEYS = ("metric", "signature", "segments")

@@ -1,0 +1,84 @@
+"""Any evalpipe metric in buckets of sentences, with an interval per bucket and a paired test per bucket: what
+compare-mt's sentence buckets (its BLEU or a count, no interval, no test) do not give.
+
+For each metric (its sufficient statistics: ``corpus_stats`` per segment, summed and scored -- so a bucket's
+score is the metric's corpus score of that bucket's sentences, sacrebleu's for BLEU, chrF, TER) and each bucket:
+
+* each system's score and, over 10 sentences or more (:data:`MIN_SENTENCES`), its 95 % bootstrap interval (sacrebleu's draws: :mod:`evalpipe.sufficient_stats.resample`,
+  ``trials`` resamples of the bucket's sentences with the seed);
+* each system after the first against the first: the paired bootstrap p-value on the same resamples, Holm-adjusted
+  over the buckets (one family a system: "is B better than A on long sentences?" asked of every bucket at once),
+  and the verdict in the metric's direction -- ``better``/``worse`` where the adjusted p is at most ``alpha``.
+
+Buckets: by reference length (compare-mt's tokens and cutoffs: ``<10``, ``[10,20)`` ... ``>=60``), or by a label
+a segment (a file, one label a line: domain, document, speaker, difficulty), in order of first appearance.  A
+bucket without sentences has no score (``None``).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from evalpipe.scoring.compare_systems import LENGTH_CUTOFFS, bucket_labels, tokens
+from evalpipe.sufficient_stats import resample
+
+#: the fewest sentences a bucket's interval and test are computed over (as score-corpus's fewest talks)
+MIN_SENTENCES = 10
+
+
+def length_buckets(ref_lines: Sequence[str]) -> tuple:
+    """``(labels, bucket of each segment)`` by compare-mt's reference-length buckets."""
+    return bucket_labels(LENGTH_CUTOFFS), [bisect_right(LENGTH_CUTOFFS, len(r)) for r in tokens(ref_lines)]
+
+
+def label_buckets(labels: Sequence[str]) -> tuple:
+    """``(distinct labels in order of first appearance, bucket of each segment)``."""
+    names = list(dict.fromkeys(labels))
+    where = {name: i for i, name in enumerate(names)}
+    return names, [where[label] for label in labels]
+
+
+def metric_in_buckets(metric: Any, ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names: List[str],
+                      which: List[int], trials: int, seed: int, alpha: float = 0.05) -> Dict[str, Any]:
+    """The module docstring's analysis of one metric over the buckets ``names`` (``which``: each segment's)."""
+    matrices = [np.asarray(metric.corpus_stats(list(out), [list(ref_lines)]), dtype=np.float64) for out in outs_lines]
+    rows = resample.row_scorer(metric)
+    members = [np.flatnonzero(np.asarray(which) == b) for b in range(len(names))]
+    systems: List[Dict[str, list]] = [{"score": [], "low": [], "high": [], "p": [], "p_holm": [], "verdict": []}
+                                      for _ in outs_lines]
+    for b, idx in enumerate(members):
+        if not len(idx):
+            for column in systems:
+                for key in column:
+                    column[key].append(None)
+            continue
+        scores = [metric.score(m[idx].sum(0).tolist()) for m in matrices]
+        if len(idx) < MIN_SENTENCES:  # no interval, no test: a resample of a few sentences is nearly always them
+            for k, column in enumerate(systems):
+                column["score"].append(scores[k])
+                for key in ("low", "high", "p", "p_holm", "verdict"):
+                    column[key].append(None)
+            continue
+        counts = resample.bootstrap_counts(len(idx), trials, seed)
+        boots = [rows(counts @ m[idx]) for m in matrices]
+        for k, column in enumerate(systems):
+            _, low, high = resample.confidence_interval(boots[k])
+            column["score"].append(scores[k])
+            column["low"].append(low)
+            column["high"].append(high)
+            column["p"].append(None if k == 0 else resample.paired_bootstrap(scores[0], scores[k], boots[0], boots[k]))
+            column["p_holm"].append(None)
+            column["verdict"].append(None)
+    for k, column in enumerate(systems[1:], start=1):
+        filled = [i for i, p in enumerate(column["p"]) if p is not None]
+        adjusted = resample.holm_adjust(np.array([column["p"][i] for i in filled])).tolist()
+        for i, p in zip(filled, adjusted):
+            column["p_holm"][i] = p
+            ahead = (column["score"][i] > systems[0]["score"][i]) == metric.higher_is_better
+            column["verdict"][i] = ("better" if ahead else "worse") if p <= alpha else "-"
+    return {"metric": metric.display_name(),
+            "higher_is_better": metric.higher_is_better, "buckets": names,
+            "sentences": [len(idx) for idx in members], "trials": trials, "seed": seed, "alpha": alpha,
+            "systems": systems}

@@ -1,0 +1,147 @@
+"""``evalpipe compare -m METRIC``: any metric in every bucket, an interval per bucket, a paired test per bucket
+against the first system, Holm-adjusted over the buckets.  A bucket's score is sacrebleu's own corpus score of
+its sentences (sacrebleu run here); its interval and p-value are score-corpus's on those sentences (the same draws
+and seed); Holm's adjustment is statsmodels'."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import child_env, data_roots, script
+from evalpipe.scoring.compare_systems import tokens
+
+SYSTEMS = ("Facebook-AI", "ICL", "UEdin")
+
+
+def files(names):
+    news = data_roots()[0].values[0] / "wmt21.news"
+    return (str(news / "references" / "en-de.refA.txt"),
+            [str(news / "system-outputs" / "en-de" / f"{name}.txt") for name in names])
+
+
+def run(*args):
+    return subprocess.run([script("evalpipe"), *map(str, args)], capture_output=True, text=True, env=child_env(),
+                          timeout=600)
+
+
+def read(path):
+    return open(path, encoding="utf-8").read().splitlines()
+
+
+@pytest.fixture(scope="module")
+def bucketed():
+    ref, outs = files(SYSTEMS)
+    done = run("compare", "-r", ref, *outs, "-m", "bleu", "chrf", "ter", "-f", "json", "--confidence-n", "300",
+               "--seed", "4")
+    assert done.returncode == 0, done.stderr
+    return ref, outs, json.loads(done.stdout)
+
+
+def test_each_bucket_is_sacrebleus_corpus_score_of_its_sentences(bucketed):
+    import sacrebleu
+
+    ref, outs, doc = bucketed
+    ref_lines = read(ref)
+    lengths = [len(t) for t in tokens(ref_lines)]
+    edges = [0, 10, 20, 30, 40, 50, 60, 10 ** 9]
+    anchors = {"BLEU": sacrebleu.BLEU(), "chrF2": sacrebleu.CHRF(), "TER": sacrebleu.TER()}
+    for table in doc["metric_buckets"]:
+        anchor = anchors[table["metric"]]
+        assert table["higher_is_better"] == (table["metric"] != "TER") and table["bucket_by"] == "length"
+        for b, (lo, hi) in enumerate(zip(edges, edges[1:])):
+            idx = [i for i, n in enumerate(lengths) if lo <= n < hi]
+            assert table["sentences"][b] == len(idx)
+            for out, column in zip(outs, table["systems"]):
+                hyp = read(out)
+                expected = anchor.corpus_score([hyp[i] for i in idx], [[ref_lines[i] for i in idx]]).score if idx \
+                    else None
+                assert column["score"][b] == pytest.approx(expected, abs=1e-9) if idx else column["score"][b] is None
+
+
+def test_intervals_and_tests_are_score_corpus_on_the_buckets_sentences(bucketed, tmp_path):
+    from statsmodels.stats.multitest import multipletests
+
+    ref, outs, doc = bucketed
+    table = next(t for t in doc["metric_buckets"] if t["metric"] == "chrF2")
+    ref_lines = read(ref)
+    lengths = [len(t) for t in tokens(ref_lines)]
+    b = 2  # [20,30): the most sentences
+    idx = [i for i, n in enumerate(lengths) if 20 <= n < 30]
+    (tmp_path / "ref").write_text("\n".join(ref_lines[i] for i in idx) + "\n", encoding="utf-8")
+    subset = []
+    for k, out in enumerate(outs):
+        hyp = read(out)
+        (tmp_path / f"s{k}").write_text("\n".join(hyp[i] for i in idx) + "\n", encoding="utf-8")
+        subset.append(str(tmp_path / f"s{k}"))
+    done = run("score-corpus", "-r", tmp_path / "ref", *subset, "-m", "chrf", "--confidence", "--confidence-n", "300",
+               "--paired-bs", "--paired-n", "300", "--seed", "4", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]
+    for k, result in enumerate(results):
+        column = table["systems"][k]
+        assert column["score"][b] == pytest.approx(result["score"], abs=1e-9)
+        assert result["ci"] == pytest.approx([column["low"][b], column["high"][b]], abs=1e-9)
+        if k:
+            assert column["p"][b] == pytest.approx(result["p_value"], abs=1e-12)
+    for column in table["systems"][1:]:
+        tested = [i for i, p in enumerate(column["p"]) if p is not None]
+        holm = multipletests([column["p"][i] for i in tested], method="holm")[1]
+        assert [column["p_holm"][i] for i in tested] == pytest.approx(list(holm))
+        assert all(column["verdict"][i] is None for i in range(len(column["p"])) if i not in tested)
+        for i in tested:
+            lower = table["metric"] == "TER"
+            ahead = (column["score"][i] < table["systems"][0]["score"][i]) if lower else \
+                (column["score"][i] > table["systems"][0]["score"][i])
+            assert column["verdict"][i] == (("better" if ahead else "worse") if column["p_holm"][i] <= 0.05 else "-")
+
+
+def test_ter_is_better_when_lower_in_every_verdict(bucketed):
+    _, _, doc = bucketed
+    ter = next(t for t in doc["metric_buckets"] if t["metric"] == "TER")
+    for column in ter["systems"][1:]:
+        for score, base, verdict in zip(column["score"], ter["systems"][0]["score"], column["verdict"]):
+            if verdict in ("better", "worse"):
+                assert (verdict == "better") == (score < base)
+
+
+def test_buckets_by_a_label_file_and_what_it_must_be(tmp_path):
+    ref, outs = files(SYSTEMS[:2])
+    n = len(read(ref))
+    labels = tmp_path / "domains.txt"
+    labels.write_text("".join(("news\n" if i % 3 else "sport\n") for i in range(n)), encoding="utf-8")
+    done = run("compare", "-r", ref, *outs, "-m", "chrf", "--bucket-labels", labels, "-f", "json", "--confidence-n",
+               "100")
+    assert done.returncode == 0, done.stderr
+    table = json.loads(done.stdout)["metric_buckets"][0]
+    assert table["buckets"] == ["sport", "news"] and table["sentences"] == [(n + 2) // 3, n - (n + 2) // 3]
+    text = run("compare", "-r", ref, *outs, "-m", "chrf", "--bucket-labels", labels, "--confidence-n", "100").stdout
+    assert f"label\t# sents\t{SYSTEMS[0]}\t{SYSTEMS[1]}" in text and "\nsport\t" in text
+    short = tmp_path / "short.txt"
+    short.write_text("news\n", encoding="utf-8")
+    blank = tmp_path / "blank.txt"
+    blank.write_text("news\n\n" + "news\n" * (n - 2), encoding="utf-8")
+    for path, says in ((short, f"expected one label a segment, {n} lines as the reference has, got 1"),
+                       (blank, "line 2: expected a label, got an empty line")):
+        refused = run("compare", "-r", ref, *outs, "-m", "chrf", "--bucket-labels", path)
+        last = refused.stderr.strip().splitlines()[-1]
+        assert refused.returncode != 0 and str(path) in last and says in last and "Traceback" not in refused.stderr
+    alone = run("compare", "-r", ref, *outs, "--bucket-labels", labels)
+    assert alone.returncode == 2 and "--bucket-labels acts only with -m" in alone.stderr
+
+
+def test_the_report_shows_each_metrics_buckets(tmp_path):
+    ref, outs = files(SYSTEMS[:2])
+    report = tmp_path / "c.html"
+    done = run("compare", "-r", ref, *outs, "-m", "ter", "--confidence-n", "200", "-f", "json", "--report", report)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    html = report.read_text(encoding="utf-8")
+    table = doc["metric_buckets"][0]
+    assert "<h2>TER by length</h2>" in html and "(lower is better)" in html
+    marked = sum(v in ("better", "worse") for v in table["systems"][1]["verdict"])
+    assert html.count('<td class="better">') + html.count('<td class="worse">') == marked
+    (tmp_path / "c.json").write_text(done.stdout, encoding="utf-8")
+    again = run("report", tmp_path / "c.json", "-o", tmp_path / "again.html")
+    assert again.returncode == 0 and (tmp_path / "again.html").read_text(encoding="utf-8") == html
