@@ -186,3 +186,51 @@ def test_a_seed_or_a_count_without_the_bootstrap_is_refused(tmp_path):
     for args in (["--seed", "3"], ["--paired-n", "10"]):
         refused = run("compare", "-r", ref, *outs, *args)
         assert refused.returncode == 2 and f"Error: {args[0]} acts only with --paired-bs" in refused.stderr
+
+
+SETTINGS = [  # (evalpipe's flags, compare-mt's settings of the same analyses)
+    (["--ngram-type", "over", "--ngram-min", "2", "--ngram-max", "3", "--ngram-alpha", "0.5", "--pairs", "0-1;2-0",
+      "--top", "20", "--examples", "2"],
+     ["--compare_ngrams", "compare_type=over,min_ngram_length=2,max_ngram_length=3,alpha=0.5,compare_directions=0-1;"
+      "2-0,report_length=20", "--compare_sentence_examples",
+      "score_type=sentbleu,report_length=2,compare_directions=0-1;2-0"]),
+    (["--ngram-type", "under", "--ngram-max", "1", "--ngram-alpha", "2"],
+     ["--compare_ngrams", "compare_type=under,max_ngram_length=1,alpha=2.0"]),
+    (["--ngram-min", "3", "--top", "15", "--pairs", "1-2", "--examples", "4"],
+     ["--compare_ngrams", "min_ngram_length=3,report_length=15,compare_directions=1-2",
+      "--compare_sentence_examples", "report_length=4,compare_directions=1-2"]),
+    (["--pairs", "0-1;0-2;1-2"], ["--compare_ngrams", "compare_directions=0-1;0-2;1-2", "--compare_sentence_examples",
+                                  "compare_directions=0-1;0-2;1-2"]),
+    (["--freq-corpus", "SRC"], ["--compare_word_accuracies", "bucket_type=freq,freq_corpus_file=SRC"]),
+]
+
+
+@pytest.mark.parametrize("mine_flags, their_flags", SETTINGS, ids=[" ".join(m[:2]) for m, _ in SETTINGS])
+def test_non_default_settings_equal_compare_mts(mine_flags, their_flags):
+    root = data_roots()[0].values[0]
+    ref, outs = files(root, SYSTEMS[:3])
+    source = str(root / "wmt21.news" / "sources" / "en-de.txt")
+    mine = run("compare", "-r", ref, *outs, "--labels", "sys1,sys2,sys3", *[source if f == "SRC" else f
+                                                                           for f in mine_flags])
+    assert mine.returncode == 0, mine.stderr
+    their = [line for line in theirs(ref, outs, *[f.replace("SRC", source) for f in their_flags])
+             if not line.startswith("Reading frequency from")]
+    (mine_rest, mine_grams), (their_rest, their_grams) = sections(mine.stdout.splitlines()), sections(their)
+    assert len(mine_grams) == len(their_grams) and len(mine_rest) == len(their_rest)
+    for a, b in zip(mine_rest, their_rest):
+        assert a == b or all(x == y or (x == "-" and float(y) == 0) for x, y in zip(a.split("\t"), b.split("\t")))
+    for a, b in zip(mine_grams, their_grams):
+        assert_same_ngram_list(a, b)
+
+
+def test_pairs_and_ngram_lengths_that_cannot_be(tmp_path):
+    ref, outs = files(data_roots()[0].values[0], SYSTEMS[:3])
+    for args, says in ((["--pairs", "0-3"], "expected two different systems among 0..2, got '0-3'"),
+                       (["--pairs", "1-1"], "expected two different systems among 0..2"),
+                       (["--pairs", "a-b"], "expected I-J[;I-J...]"),
+                       (["--ngram-min", "3", "--ngram-max", "2"], "expected at most --ngram-max (2), got 3")):
+        refused = run("compare", "-r", ref, *outs, *args)
+        assert refused.returncode == 2 and says in refused.stderr.strip().splitlines()[-1], refused.stderr
+    for args in (["--pairs", "0-2"], ["--top", "3"], ["--ngram-type", "over"]):
+        one = run("compare", "-r", ref, outs[0], *args)
+        assert one.returncode == 2 and f"Error: {args[0]} compares pairs of systems; one system is given" in one.stderr

@@ -8,13 +8,13 @@ from typing import Optional
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, Flag, Rules, check_rules
+from evalpipe.cli.base import Command, Flag, Rules, check_rules, given_flags
 from evalpipe.cli.score_corpus import _segment_score_specs, demo_files
 from evalpipe.corpus import check_same_length, read_lines, write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.registry import metric_specs, parse_key_values
 from evalpipe.cli.compare_text import layout, metric_buckets_text
-from evalpipe.scoring.compare_many import analyse
+from evalpipe.scoring.compare_many import NgramSettings, analyse
 from evalpipe.scoring.compare_systems import compare_two
 
 
@@ -23,6 +23,10 @@ RULES = Rules(requires=(
     (Flag("--seed"), (Flag("--paired-bs"), Flag("-m")), "it seeds the bootstraps, the only draws compare makes"),
     (Flag("--confidence-n"), (Flag("-m"),), "it is the number of resamples of the metrics' bucket intervals"),
     (Flag("--bucket-labels"), (Flag("-m"),), "it buckets the metrics' scores")))
+
+
+#: the options of the analyses of pairs of systems (n-grams, examples): with one system they cannot act
+PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pairs", "--top", "--examples")
 
 
 @click.command("compare", cls=Command, aliases={"--names": "--labels"})
@@ -34,6 +38,21 @@ RULES = Rules(requires=(
               help="n-grams listed each way (compare-mt's report_length)")
 @click.option("--examples", type=click.IntRange(min=1), default=10, show_default=True,
               help="sentences listed each way")
+@click.option("--ngram-type", type=click.Choice(["match", "over", "under"]), default="match", show_default=True,
+              help="n-grams compared by how often each system matches them in the reference, produces them in "
+                   "excess, or misses them (compare-mt's compare_type)")
+@click.option("--ngram-min", type=click.IntRange(min=1), default=1, show_default=True,
+              help="shortest n-gram compared (compare-mt's min_ngram_length)")
+@click.option("--ngram-max", type=click.IntRange(min=1), default=4, show_default=True,
+              help="longest n-gram compared (compare-mt's max_ngram_length)")
+@click.option("--ngram-alpha", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="smoothing of the n-grams' share (c1 + alpha) / (c1 + c2 + 2 alpha) (compare-mt's alpha)")
+@click.option("--pairs", metavar="I-J[;I-J...]", default="0-1", show_default=True,
+              help="the pairs of systems whose n-grams and sentences are compared, numbered from 0 in the order "
+                   "given (compare-mt's compare_directions)")
+@click.option("--freq-corpus", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="count word frequencies in this corpus (e.g. the training data) instead of the reference "
+                   "(compare-mt's freq_corpus_file)")
 @click.option("--segment-scores", "segment_scores", multiple=True, metavar="NAME=FILE[,FILE]",
               help="two systems: also compare by segment scores computed elsewhere (COMET, MetricX; repeat): each "
                    "system's mean, the means by reference length, the sentences where each is furthest ahead; "
@@ -58,8 +77,9 @@ RULES = Rules(requires=(
 @opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
 @opt.fmt(["text", "json"], "text")
 @opt.report()
-def compare(systems, ref, labels, top, examples, segment_scores, metric_names, bucket_labels, confidence_n, options,
-            paired_bs, paired_n, seed, demo, fmt, report_file) -> None:
+def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs, freq_corpus,
+            segment_scores, metric_names, bucket_labels, confidence_n, options, paired_bs, paired_n, seed, demo, fmt,
+            report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
     layout -- BLEU and length ratio, word F-measure by frequency, sentences bucketed by length, length difference
     and sentence BLEU, and for the first two systems the characteristic n-grams and the sentences that differ
@@ -76,6 +96,14 @@ def compare(systems, ref, labels, top, examples, segment_scores, metric_names, b
     if len(names) != len(systems) or not all(names):
         raise click.BadParameter(f"expected {len(systems)} labels (LABEL1,LABEL2,...: one a system), got {labels!r}",
                                  param_hint="--labels")
+    if len(systems) < 2:
+        pairwise = [f for f in given_flags(click.get_current_context()) if f in PAIRWISE]
+        if pairwise:
+            raise UsageError(f"{pairwise[0]} compares pairs of systems; one system is given")
+    directions = _pairs(pairs, len(systems)) if len(systems) > 1 else []
+    if ngram_min > ngram_max:
+        raise click.BadParameter(f"expected at most --ngram-max ({ngram_max}), got {ngram_min}",
+                                 param_hint="--ngram-min")
     texts = {path: read_lines(path) for path in (ref, *systems)}
     check_same_length(list(texts.items()))
     given = parse_key_values(options)
@@ -94,7 +122,9 @@ def compare(systems, ref, labels, top, examples, segment_scores, metric_names, b
         raise UsageError("--segment-scores and --report cannot go together yet: the report shows compare-mt's "
                          "analyses only (use -f json for the scores' analyses)")
     analyses = analyse(texts[ref], [texts[s] for s in systems], names, top, examples,
-                       bootstrap=(paired_n or 1000) if paired_bs else 0, seed=seed)
+                       bootstrap=(paired_n or 1000) if paired_bs else 0, seed=seed,
+                       ngrams=NgramSettings(ngram_type, ngram_min, ngram_max, ngram_alpha), pairs=directions,
+                       corpus_lines=read_lines(freq_corpus) if freq_corpus else None)
     if len(systems) == 2:
         doc = compare_two(texts[ref], texts[systems[0]], texts[systems[1]], names, top, examples)
         doc["compare_mt"] = analyses
@@ -137,6 +167,23 @@ def compare(systems, ref, labels, top, examples, segment_scores, metric_names, b
 
 def _pair(x: float, y: float, empty: bool, digits: int) -> str:
     return "-/-" if empty else f"{x:.{digits}f}/{y:.{digits}f}"
+
+
+def _pairs(text: str, count: int) -> list:
+    """``I-J;I-J`` (compare-mt's compare_directions): pairs of distinct systems numbered from 0; with one system
+    there is no pair to compare, and asking for one is refused."""
+    found = []
+    for part in text.split(";"):
+        left, _, right = part.partition("-")
+        if not (left.strip().isdigit() and right.strip().isdigit()):
+            raise click.BadParameter(f"expected I-J[;I-J...] with system numbers from 0, got {text!r}",
+                                     param_hint="--pairs")
+        i, j = int(left), int(right)
+        if count >= 2 and (i == j or max(i, j) >= count):
+            raise click.BadParameter(f"expected two different systems among 0..{count - 1}, got {part!r}",
+                                     param_hint="--pairs")
+        found.append((i, j))
+    return found
 
 
 def _buckets(labels_file: Optional[str], ref_lines: list) -> tuple:

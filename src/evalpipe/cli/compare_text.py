@@ -83,29 +83,42 @@ def layout(doc: dict) -> str:
                     doc["length_difference"]["buckets"], doc["length_difference"]["sentences"])
     out += _buckets("bucket type: sentence-level BLEU, statistic type: count", "sentbleu", names,
                     doc["sentence_bleu"]["buckets"], doc["sentence_bleu"]["sentences"])
-    for pair in doc.get("pairs", []):
-        out += _pair_lines(pair, names)
+    if doc.get("pairs"):
+        out += _ngram_lines(doc["pairs"], names) + _example_lines(doc["pairs"], names)
     return "\n".join(out)
 
 
-def _pair_lines(pair: dict, names: List[str]) -> List[str]:
-    left, right = pair["systems"]
-    a, b, top = names[left], names[right], pair["top"]
-    out = [_header("N-gram Difference Analysis"), "--- min_ngram_length=1, max_ngram_length=4",
-           f"    report_length={top}, alpha=1.0, compare_type=match"]
-    for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
-        out.append(f"--- {top} n-grams where {x}>{y} in match")
-        out += [f"{g}\t{_fmt(v)} (sys{left + 1}={m1}, sys{right + 1}={m2})" for g, v, m1, m2 in pair["ngrams"][side]]
-        out.append("")
-    examples = pair["examples"]
-    out.append(_header("Sentence Examples Analysis"))
-    for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
-        out.append(f"--- {pair['examples_asked']} sentences where {x}>{y} at sentence-level BLEU")
-        for ex in examples[side]:
-            s1, s2 = ex["sentbleu"]
-            out += [f"{a}-{b}={_fmt(-(s2 - s1))}, {a}={_fmt(s1)}, {b}={_fmt(s2)}",
-                    f"Ref:  {ex['reference'].strip()}", f"{a}: {ex['outputs'][0].strip()}",
-                    f"{b}: {ex['outputs'][1].strip()}", ""]
+def _ngram_lines(pairs: List[dict], names: List[str]) -> List[str]:
+    """compare-mt's n-gram report: its settings once, then both lists of every pair."""
+    first = pairs[0]
+    ngram, top = first["ngram_settings"], first["top"]
+    out = [_header("N-gram Difference Analysis"),
+           f"--- min_ngram_length={ngram['min_order']}, max_ngram_length={ngram['max_order']}",
+           f"    report_length={top}, alpha={ngram['alpha']}, compare_type={ngram['kind']}"]
+    for pair in pairs:
+        left, right = pair["systems"]
+        a, b = names[left], names[right]
+        for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
+            out.append(f"--- {top} n-grams where {x}>{y} in {ngram['kind']}")
+            out += [f"{g}\t{_fmt(v)} (sys{left + 1}={m1}, sys{right + 1}={m2})"
+                    for g, v, m1, m2 in pair["ngrams"][side]]
+            out.append("")
+    return out
+
+
+def _example_lines(pairs: List[dict], names: List[str]) -> List[str]:
+    """compare-mt's sentence examples: the sentences where each system of every pair is furthest ahead."""
+    out = [_header("Sentence Examples Analysis")]
+    for pair in pairs:
+        left, right = pair["systems"]
+        a, b = names[left], names[right]
+        for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
+            out.append(f"--- {pair['examples_asked']} sentences where {x}>{y} at sentence-level BLEU")
+            for ex in pair["examples"][side]:
+                s1, s2 = ex["sentbleu"]
+                out += [f"{a}-{b}={_fmt(-(s2 - s1))}, {a}={_fmt(s1)}, {b}={_fmt(s2)}",
+                        f"Ref:  {ex['reference'].strip()}", f"{a}: {ex['outputs'][0].strip()}",
+                        f"{b}: {ex['outputs'][1].strip()}", ""]
     return out
 
 

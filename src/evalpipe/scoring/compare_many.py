@@ -18,10 +18,10 @@ lists agree with these in every share and count and may differ in which of equal
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from evalpipe.errors import InputError
-from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, characteristic_ngrams,
+from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, ngram_counts,
                                               comparemt_bleu, comparemt_bleu_of_sums, comparemt_bleu_stats_of_systems,
                                               sentence_bleu_of,
                                               sentence_differences, tokens, word_accuracy_by_frequency)
@@ -43,9 +43,13 @@ def _counts(values: Sequence[float], cutoffs: Sequence[float]) -> List[int]:
 
 
 def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names: Sequence[str], top: int = 50,
-            examples: int = 10, bootstrap: int = 0, seed: int = 0) -> Dict[str, Any]:
+            examples: int = 10, bootstrap: int = 0, seed: int = 0, ngrams: Optional[NgramSettings] = None,
+            pairs: Sequence[Tuple[int, int]] = ((0, 1),), corpus_lines: Optional[Sequence[str]] = None
+            ) -> Dict[str, Any]:
     """The analyses of the module docstring as a JSON-ready document (``kind: compare-mt``); with ``bootstrap``
-    resamples, the BLEU scores' paired bootstrap (:func:`paired_bootstrap`) under ``bleu_bootstrap``."""
+    resamples, the BLEU scores' paired bootstrap (:func:`paired_bootstrap`) under ``bleu_bootstrap``; ``ngrams``
+    compare-mt's n-gram settings, ``pairs`` its ``compare_directions`` (of the n-grams and the examples),
+    ``corpus_lines`` its ``freq_corpus_file`` (word frequencies from a training corpus)."""
     ref, outs = tokens(ref_lines), [tokens(lines) for lines in outs_lines]
     if any(len(out) != len(ref) for out in outs):
         raise InputError(f"expected as many lines in every system as in the reference ({len(ref)}), got "
@@ -59,7 +63,9 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
         "bleu": [comparemt_bleu(column) for column in stats],
         "length_ratio": {"ratio": [w / ref_words if ref_words else 0.0 for w in out_words], "reference_words":
                          ref_words, "output_words": out_words},
-        "word_accuracy": word_accuracy_by_frequency(ref, outs),
+        "word_accuracy": dict(word_accuracy_by_frequency(
+            ref, outs, corpus=None if corpus_lines is None else tokens(corpus_lines)),
+            frequency_from="reference" if corpus_lines is None else "corpus"),
         "length": bleu_by_length(ref, outs, stats=stats),
         "length_difference": {"buckets": bucket_labels(LENGTH_DIFFERENCE_CUTOFFS), "sentences": [
             _counts([len(o) - len(r) for r, o in zip(ref, out)], LENGTH_DIFFERENCE_CUTOFFS) for out in outs]},
@@ -69,7 +75,8 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
     if bootstrap:
         doc["bleu_bootstrap"] = paired_bootstrap(stats, bootstrap, seed)
     if len(outs) > 1:
-        doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, 0, 1, top, examples)]
+        doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, left, right, top, examples, ngrams or NgramSettings())
+                        for left, right in pairs]
     return doc
 
 
@@ -107,12 +114,31 @@ def paired_bootstrap(stats: Sequence[list], samples: int, seed: int, ratio: floa
             "pairs": pairs}
 
 
+class NgramSettings(NamedTuple):
+    """compare-mt's ``--compare_ngrams`` settings: ``compare_type``, ``min_ngram_length``, ``max_ngram_length``,
+    ``alpha``."""
+
+    kind: str = "match"
+    min_order: int = 1
+    max_order: int = 4
+    alpha: float = 1.0
+
+
 def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
-          outs_lines: Sequence[Sequence[str]], left: int, right: int, top: int, examples: int) -> Dict[str, Any]:
-    """n-grams and sentence examples of systems ``left`` and ``right`` (compare-mt's lists, ties ordered)."""
-    grams = characteristic_ngrams(ref, outs[left], outs[right])
-    ranked = sorted(grams.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
-    reverse = sorted(grams.items(), key=lambda item: (item[1][0], -item[1][2], item[0]))
+          outs_lines: Sequence[Sequence[str]], left: int, right: int, top: int, examples: int,
+          settings: NgramSettings) -> Dict[str, Any]:
+    """n-grams and sentence examples of systems ``left`` and ``right`` (compare-mt's lists, ties ordered): the
+    share ``(c1 + alpha) / (c1 + c2 + 2 alpha)`` of the n-grams' counts of the kind asked (matched, over- or
+    under-produced), each listed with its matches (what compare-mt prints beside every kind)."""
+    counted = [ngram_counts(ref, outs[k], settings.min_order, settings.max_order) for k in (left, right)]
+    kind = ("match", "over", "under").index(settings.kind)
+    c1, c2 = counted[0][kind], counted[1][kind]
+    m1, m2 = counted[0][0], counted[1][0]
+    alpha = settings.alpha
+    grams = {g: ((c1[g] + alpha) / (c1[g] + c2[g] + 2 * alpha), m1[g], m2[g], c1[g], c2[g])
+             for g in c1.keys() | c2.keys()}
+    ranked = sorted(grams.items(), key=lambda item: (-item[1][0], -item[1][3], item[0]))
+    reverse = sorted(grams.items(), key=lambda item: (item[1][0], -item[1][4], item[0]))
     differences = sentence_differences(ref, outs[left], outs[right])
 
     def example(row: tuple) -> Dict[str, Any]:
@@ -120,8 +146,8 @@ def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
         return {"index": i, "sentbleu": [row[1], row[2]], "reference": ref_lines[i],
                 "outputs": [outs_lines[left][i], outs_lines[right][i]]}
 
-    return {"systems": [left, right], "top": top, "examples_asked": examples,
-            "ngrams": {"left": [[" ".join(g), *v] for g, v in ranked[:top]],
-                       "right": [[" ".join(g), *v] for g, v in reverse[:top]]},
+    return {"systems": [left, right], "top": top, "examples_asked": examples, "ngram_settings": settings._asdict(),
+            "ngrams": {"left": [[" ".join(g), *v[:3]] for g, v in ranked[:top]],
+                       "right": [[" ".join(g), *v[:3]] for g, v in reverse[:top]]},
             "examples": {"left": [example(r) for r in differences[:examples]],
                          "right": [example(r) for r in differences[-examples:]] if examples else []}}

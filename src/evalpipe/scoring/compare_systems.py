@@ -49,10 +49,12 @@ def _ngrams(words: Tokens, n: int) -> Counter:
 
 
 def word_accuracy_by_frequency(ref: List[Tokens], outs: Sequence[List[Tokens]],
-                               cutoffs: Sequence[int] = FREQUENCY_CUTOFFS) -> Dict[str, Any]:
+                               cutoffs: Sequence[int] = FREQUENCY_CUTOFFS,
+                               corpus: Optional[List[Tokens]] = None) -> Dict[str, Any]:
     """``{"buckets": labels, "systems": [[(matches, ref words, out words, recall, precision, F), ...per bucket],
-    ...per system]}`` with word frequencies counted in the reference (see the module docstring)."""
-    frequency = Counter(w for sentence in ref for w in sentence)
+    ...per system]}`` with word frequencies counted in the reference, or in ``corpus`` (compare-mt's
+    ``freq_corpus_file``: a training corpus; a word it lacks has frequency 0) -- see the module docstring."""
+    frequency = Counter(w for sentence in (ref if corpus is None else corpus) for w in sentence)
     buckets = len(cutoffs) + 1
     bucket = {w: bisect_right(cutoffs, c) for w, c in frequency.items()}
     ref_total = [0] * buckets
@@ -61,7 +63,7 @@ def word_accuracy_by_frequency(ref: List[Tokens], outs: Sequence[List[Tokens]],
     for i, sentence in enumerate(ref):
         ref_counts = Counter(sentence)
         for w, c in ref_counts.items():
-            ref_total[bucket[w]] += c
+            ref_total[bucket.get(w, 0)] += c
         for k, out in enumerate(outs):
             for w, c in Counter(out[i]).items():
                 b = bucket.get(w, 0)  # a word the reference never has: frequency 0, the first bucket
@@ -138,6 +140,31 @@ def bleu_by_length(ref: List[Tokens], outs: Sequence[List[Tokens]],
         stats_k = stats[k] if stats is not None else [comparemt_bleu_stats(r, o) for r, o in zip(ref, out)]
         scores.append([comparemt_bleu([s for s, b in zip(stats_k, which) if b == k]) for k in buckets])
     return {"buckets": bucket_labels(cutoffs), "sentences": [which.count(k) for k in buckets], "bleu": scores}
+
+
+def ngram_counts(ref: List[Tokens], out: List[Tokens], min_order: int = 1, max_order: int = 4
+                 ) -> Tuple[Counter, Counter, Counter]:
+    """compare-mt's ``compare_ngrams``: per n-gram (orders ``min_order``..``max_order``) summed over sentences, the
+    output's occurrences matched in the reference (``match``: ``min(out, ref)``), those it has in excess
+    (``over``: ``out - match``) and the reference's it misses (``under``: ``ref - match``); an n-gram is a key only
+    where its count is positive."""
+    match: Counter = Counter()
+    over: Counter = Counter()
+    under: Counter = Counter()
+    for r, o in zip(ref, out):
+        for n in range(min_order, max_order + 1):
+            reference, hyp = _ngrams(r, n), _ngrams(o, n)
+            for g, c in hyp.items():
+                m = min(c, reference.get(g, 0))
+                if m:
+                    match[g] += m
+                if c > m:
+                    over[g] += c - m
+            for g, c in reference.items():
+                left = c - min(c, hyp.get(g, 0))
+                if left:
+                    under[g] += left
+    return match, over, under
 
 
 def ngram_matches(ref: List[Tokens], out: List[Tokens], max_order: int = 4) -> Counter:
