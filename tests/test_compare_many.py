@@ -113,7 +113,8 @@ def test_json_of_three_systems_and_what_three_cannot_do(tmp_path):
     assert [p["systems"] for p in doc["pairs"]] == [[0, 1]]
     assert all(len(column) == len(doc["length_difference"]["buckets"]) for column in
                doc["length_difference"]["sentences"])
-    for args, says in ((["--report", tmp_path / "r.html"], "--report compares two systems; 3 given"),
+    for args, says in ((["--segment-scores", f"comet={outs[0]}", "--report", tmp_path / "r.html"],
+                        "--segment-scores compares two systems; 3 given"),
                        (["--labels", "a,b"], "expected 3 labels")):
         refused = run("compare", "-r", ref, *outs, *args)
         assert refused.returncode != 0 and says in refused.stderr and "Traceback" not in refused.stderr
@@ -234,3 +235,33 @@ def test_pairs_and_ngram_lengths_that_cannot_be(tmp_path):
     for args in (["--pairs", "0-2"], ["--top", "3"], ["--ngram-type", "over"]):
         one = run("compare", "-r", ref, outs[0], *args)
         assert one.returncode == 2 and f"Error: {args[0]} compares pairs of systems; one system is given" in one.stderr
+
+
+def test_the_report_of_three_systems(tmp_path):
+    """One page: the scores (and the bootstrap's win shares), a figure whose bars are the JSON's numbers, the bucket
+    counts, each pair's n-grams and sentences, each -m metric's buckets; `evalpipe report` of the JSON is the same
+    page."""
+    pytest.importorskip("matplotlib")
+    from evalpipe.report import figures
+    from test_report import assert_self_contained
+
+    ref, outs = files(data_roots()[0].values[0], SYSTEMS[:3])
+    report = tmp_path / "three.html"
+    done = run("compare", "-r", ref, *outs, "-f", "json", "--report", report, "--paired-bs", "--paired-n", "100",
+               "--pairs", "0-1;1-2", "--top", "4", "--examples", "2", "-m", "chrf", "--confidence-n", "100")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    html = report.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    assert html.count("<svg") == 1 and html.count("<h2>") == 3 + 2 + 1
+    for a, b in (("Facebook-AI", "ICL"), ("ICL", "UEdin")):
+        assert f"<h2>{a} and {b}</h2>" in html and f"Sentences where {b} is furthest ahead" in html
+    assert html.count('<td class="better">') == sum(1 - p["wins"] < 0.05 for p in doc["bleu_bootstrap"]["pairs"]) + \
+        sum(1 - p["losses"] < 0.05 for p in doc["bleu_bootstrap"]["pairs"]) + \
+        sum(v == "better" for column in doc["metric_buckets"][0]["systems"] for v in column["verdict"])
+    bars = [p.get_height() for p in figures.bucket_figure(doc).axes[0].patches]
+    assert bars == [x for column in doc["length"]["bleu"] for x in column]
+    (tmp_path / "c.json").write_text(done.stdout, encoding="utf-8")
+    again = run("report", tmp_path / "c.json", "-o", tmp_path / "again.html")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again.html").read_text(encoding="utf-8") == html

@@ -115,9 +115,8 @@ def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_ma
     which = None
     if specs:
         which = _buckets(bucket_labels, texts[ref])
-    if len(systems) != 2 and (scores_given or report_file):
-        raise UsageError(f"{'--segment-scores' if scores_given else '--report'} compares two systems; "
-                         f"{len(systems)} given")
+    if len(systems) != 2 and scores_given:
+        raise UsageError(f"--segment-scores compares two systems; {len(systems)} given")
     if scores_given and report_file:
         raise UsageError("--segment-scores and --report cannot go together yet: the report shows compare-mt's "
                          "analyses only (use -f json for the scores' analyses)")
@@ -153,8 +152,10 @@ def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_ma
                                                         examples))
     if report_file:
         from evalpipe.report import page
+        from evalpipe.report.compare_many import compare_many_report
 
-        write_atomically(report_file, page.compare_report(doc))
+        write_atomically(report_file, page.compare_report(doc) if doc["kind"] == "compare" else
+                         compare_many_report(doc))
     if fmt == "json":
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
         return

@@ -19,8 +19,8 @@ from evalpipe.errors import InputError, UsageError
 
 
 def _kind(doc, path: str) -> str:
-    if isinstance(doc, dict) and doc.get("kind") == "compare":
-        return "compare"
+    if isinstance(doc, dict) and doc.get("kind") in ("compare", "compare-mt"):
+        return doc["kind"]
     if isinstance(doc, dict) and "results" in doc:
         return "corpus"
     if isinstance(doc, dict) and "matrix" in doc and "metrics" in doc:
@@ -112,6 +112,11 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
         (doc,) = docs.values()
         html, main_figure = page.compare_report(doc, title or "evalpipe: two systems compared"), \
             figures.distribution_figure
+    elif kind == "compare-mt":
+        from evalpipe.report.compare_many import compare_many_report
+
+        (doc,) = docs.values()
+        html, main_figure = compare_many_report(doc, title or "evalpipe: systems compared"), figures.bucket_figure
     elif kind == "mbr":
         (doc,) = docs.values()
         html, main_figure = page.mbr_report(doc, title or "evalpipe: minimum Bayes risk selection"), figures.mbr_figure

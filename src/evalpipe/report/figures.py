@@ -227,24 +227,29 @@ def distribution_figure(doc: Dict[str, Any]) -> Any:
 
 
 def bucket_figure(doc: Dict[str, Any]) -> Any:
-    """Two systems: BLEU by reference-length bucket, and word F-measure by reference-frequency bucket."""
+    """Each system's BLEU by reference-length bucket, and word F-measure by reference-frequency bucket."""
     plt = pyplot()
     names = doc["systems"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.4))
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.86, wspace=0.25)
+    rows = -(-len(names) // 6)  # legend rows, six names a row
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.4 + 0.22 * (rows - 1)))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.2, top=0.86 - 0.055 * (rows - 1), wspace=0.25)
     panels = ((left, doc["length"]["buckets"], doc["length"]["bleu"], "BLEU", "reference length (words)"),
               (right, doc["word_accuracy"]["buckets"], [[row[5] for row in rows] for rows in doc["word_accuracy"]["systems"]],
                "word F-measure", "frequency in the reference"))
+    width = 0.8 / len(names)
+    colors = ["#1f5f99", "#e0883a"] if len(names) <= 2 else [plt.get_cmap("tab10")(k % 10) for k in range(len(names))]
     for ax, labels, values, ylabel, xlabel in panels:
         x = range(len(labels))
-        for k, (name, color) in enumerate(zip(names, ["#1f5f99", "#e0883a"])):
-            ax.bar([v + (k - 0.5) * 0.4 for v in x], values[k], width=0.4, label=name, color=color)
+        for k, (name, color) in enumerate(zip(names, colors)):
+            ax.bar([v + (k - (len(names) - 1) / 2) * width for v in x], values[k], width=width, label=name,
+                   color=color)
         ax.set_xticks(list(x), labels, fontsize=7, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
         ax.set_axisbelow(True)
-    fig.legend(*left.get_legend_handles_labels(), loc="upper center", ncol=2, fontsize=7.5, frameon=False)
+    fig.legend(*left.get_legend_handles_labels(), loc="upper center", ncol=min(len(names), 6), fontsize=7.5,
+               frameon=False)
     return fig
 
 

@@ -255,11 +255,11 @@ def compare_report(doc: Dict[str, Any], title: str = "evalpipe: two systems comp
                           f'<td class="system">{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
                           f'<b>{b}:</b> {escape(e["outputs"][1])}</td></tr>' for e in doc["examples"][key]) + "</table>"]
     for table in doc.get("metric_buckets", []):
-        parts += _metric_buckets(table, doc["systems"])
+        parts += metric_buckets_section(table, doc["systems"])
     return _page(title, parts)
 
 
-def _metric_buckets(table: Dict[str, Any], names: List[str]) -> List[str]:
+def metric_buckets_section(table: Dict[str, Any], names: List[str]) -> List[str]:
     """A ``compare -m`` metric's buckets: each system's score and 95 % interval a bucket; a cell green or red where
     the system is significantly better or worse than the first (Holm-adjusted over the buckets), in the metric's
     direction."""

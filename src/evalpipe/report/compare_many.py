@@ -1,0 +1,111 @@
+"""The HTML page of ``evalpipe compare`` with any number of systems (its ``kind: compare-mt`` JSON): compare-mt's
+analyses as tables and a figure, the n-grams and sentences of each pair compared, and each ``-m`` metric's
+buckets (:func:`evalpipe.report.page.metric_buckets_section`).  Undefined cells show ``-``."""
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Dict, List, Optional
+
+from evalpipe.report import figures
+from evalpipe.report.page import _page, _require, metric_buckets_section
+
+KEYS = ("systems", "bleu", "length_ratio", "word_accuracy", "length", "length_difference", "sentence_bleu")
+
+
+def _num(x: Optional[float], digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _table(head: List[str], rows: List[List[str]]) -> str:
+    return ("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
+            + "".join("<tr>" + "".join(cell if cell.startswith("<td") else f"<td>{cell}</td>" for cell in row)
+                      + "</tr>" for row in rows) + "</table>")
+
+
+def _scores(doc: Dict[str, Any]) -> str:
+    ratio, boot = doc["length_ratio"], doc.get("bleu_bootstrap")
+    head = ["system", "BLEU (compare-mt)"] + (["95 % interval"] if boot else []) + ["length ratio", "output words"]
+    rows = []
+    for k, name in enumerate(doc["systems"]):
+        row = [f'<td class="system">{escape(name)}</td>', _num(doc["bleu"][k])]
+        if boot:
+            row.append(f"[{_num(boot['lower'][k])}, {_num(boot['upper'][k])}]")
+        rows.append(row + [_num(ratio["ratio"][k], 4), str(ratio["output_words"][k])])
+    out = _table(head, rows)
+    if boot:
+        names = doc["systems"]
+        share = {}
+        for p in boot["pairs"]:
+            i, j = p["systems"]
+            share[(i, j)], share[(j, i)] = p["wins"], p["losses"]
+        cells = []
+        for i, name in enumerate(names):
+            row = [f'<td class="system">{escape(name)}</td>']
+            for j in range(len(names)):
+                won = share.get((i, j))
+                css = ' class="better"' if won is not None and 1 - won < 0.05 else ""
+                row.append(f"<td{css}>{'-' if won is None else f'{won:.1%}'}</td>")
+            cells.append("<tr>" + "".join(row) + "</tr>")
+        out += (f"<p class=\"caption\">compare-mt's paired bootstrap ({boot['samples']} resamples of "
+                f"{boot['sample_ratio']:.0%} of the sentences, seed {boot['seed']}): the share of resamples where the "
+                f"row system's BLEU is higher than the column system's; green where it is over 95 % (compare-mt's "
+                f"s1&gt;s2).</p><table><tr><th></th>" + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>"
+                + "".join(cells) + "</table>")
+    return out
+
+
+def _buckets(doc: Dict[str, Any]) -> str:
+    names = doc["systems"]
+    diff, sent = doc["length_difference"], doc["sentence_bleu"]
+    return (_table(["len(output) - len(reference)"] + names,
+                   [[f'<td class="system">{escape(label)}</td>'] + [str(column[i]) for column in diff["sentences"]]
+                    for i, label in enumerate(diff["buckets"])])
+            + "<p class=\"caption\">Sentences counted by how much longer (or shorter) each output is than its "
+              "reference, in words.</p>"
+            + _table(["sentence BLEU"] + names, [[f'<td class="system">{escape(label)}</td>']
+                                                  + [str(column[i]) for column in sent["sentences"]]
+                                                  for i, label in enumerate(sent["buckets"])])
+            + "<p class=\"caption\">Sentences counted by their sentence BLEU (compare-mt's sentbleu).</p>")
+
+
+def _pair(pair: Dict[str, Any], names: List[str]) -> List[str]:
+    left, right = pair["systems"]
+    a, b = escape(names[left]), escape(names[right])
+    kind = escape(pair["ngram_settings"]["kind"])
+    parts = []
+    for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
+        parts += [f"<h3>n-grams {x} has far more often than {y} ({kind})</h3>",
+                  _table(["n-gram", "share", f"matches {names[left]}", f"matches {names[right]}"],
+                         [[f'<td class="system">{escape(g)}</td>', f"{share:.3f}", str(m1), str(m2)]
+                          for g, share, m1, m2 in pair["ngrams"][side]])]
+    for side, who in (("left", a), ("right", b)):
+        parts += [f"<h3>Sentences where {who} is furthest ahead</h3>", _table(
+            ["#", f"sentence BLEU {names[left]} / {names[right]}", "reference / outputs"],
+            [[str(e["index"] + 1), f"{e['sentbleu'][0]:.1f} / {e['sentbleu'][1]:.1f}",
+              f'<td class="system">{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
+              f'<b>{b}:</b> {escape(e["outputs"][1])}</td>'] for e in pair["examples"][side]])]
+    return [f"<h2>{a} and {b}</h2>"] + parts
+
+
+def compare_many_report(doc: Dict[str, Any], title: str = "evalpipe: systems compared") -> str:
+    """The page of a ``kind: compare-mt`` document (module docstring)."""
+    _require(doc, KEYS, "compare JSON")
+    names = doc["systems"]
+    parts = [f"<h1>{escape(title)}</h1>",
+             f"<p class=\"meta\">{len(names)} systems, {doc['sentences']} sentences, compare-mt 0.2.10's analyses with "
+             f"its numbers (its BLEU on space-split tokens, not sacrebleu's).</p>",
+             "<h2>Scores</h2>", _scores(doc),
+             "<h2>By reference length and by word frequency</h2>",
+             "<figure>" + figures.svg(figures.bucket_figure, doc) +
+             "<figcaption class=\"caption\">Left: compare-mt's BLEU of the sentences in each reference-length bucket "
+             "(sentences per bucket: " + ", ".join(f"{escape(lb)}: {n}" for lb, n in zip(
+                 doc["length"]["buckets"], doc["length"]["sentences"])) +
+             "). Right: F-measure of the words in each bucket of frequency in the "
+             f"{escape(doc['word_accuracy'].get('frequency_from', 'reference'))} (no bar: no reference or no output "
+             "word in the bucket).</figcaption></figure>",
+             "<h2>Sentence buckets</h2>", _buckets(doc)]
+    for pair in doc.get("pairs", []):
+        parts += _pair(pair, names)
+    for table in doc.get("metric_buckets", []):
+        parts += metric_buckets_section(table, names)
+    return _page(title, parts)
