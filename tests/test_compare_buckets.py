@@ -79,6 +79,12 @@ def test_intervals_and_tests_are_score_corpus_on_the_buckets_sentences(bucketed,
                "--paired-bs", "--paired-n", "300", "--seed", "4", "-f", "json")
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)["results"]
+    whole = run("score-corpus", "-r", ref, *outs, "-m", "chrf", "--confidence", "--confidence-n", "300", "--paired-bs",
+                "--paired-n", "300", "--seed", "4", "-f", "json")
+    every = table["all"]
+    for k, result in enumerate(json.loads(whole.stdout)["results"]):  # the first row: every sentence
+        assert [every["score"][k], every["low"][k], every["high"][k]] == pytest.approx([result["score"], *result["ci"]])
+        assert every["p"][k] == (pytest.approx(result["p_value"]) if k else None)
     for k, result in enumerate(results):
         column = table["systems"][k]
         assert column["score"][b] == pytest.approx(result["score"], abs=1e-9)
@@ -140,7 +146,7 @@ def test_the_report_shows_each_metrics_buckets(tmp_path):
     html = report.read_text(encoding="utf-8")
     table = doc["metric_buckets"][0]
     assert "<h2>TER by length</h2>" in html and "(lower is better)" in html
-    marked = sum(v in ("better", "worse") for v in table["systems"][1]["verdict"])
+    marked = sum(v in ("better", "worse") for v in table["systems"][1]["verdict"] + table["all"]["verdict"][1:])
     assert html.count('<td class="better">') + html.count('<td class="worse">') == marked
     (tmp_path / "c.json").write_text(done.stdout, encoding="utf-8")
     again = run("report", tmp_path / "c.json", "-o", tmp_path / "again.html")

@@ -126,7 +126,7 @@ def metric_buckets_text(table: dict, names: List[str]) -> str:
     """A metric's bucket table in compare-mt's bucket layout with its ``# sents`` column and intervals: each cell
     ``score [low, high]``; after the first system, the Holm-adjusted p-value against it and, where it is at most
     alpha, ``better`` or ``worse`` in the metric's direction; the score alone for a bucket of under 10 sentences;
-    ``-`` for a bucket without sentences."""
+    ``-`` for a bucket without sentences.  The first row, ``all``, is every sentence (its p-value unadjusted)."""
     direction = "higher" if table["higher_is_better"] else "lower"
     key = "length" if table["bucket_by"] == "length" else "label"
     tested = sum(1 for low in table["systems"][0]["low"] if low is not None)
@@ -135,6 +135,16 @@ def metric_buckets_text(table: dict, names: List[str]) -> str:
            f"--- bucket type: {table['bucket_by']}, statistic type: {table['metric']} ({direction} is better; 95% "
            f"interval of {table['trials']} resamples{test}; none under 10 sentences)",
            "\t".join([key, "# sents"] + names)]
+    every = table["all"]
+    cells = ["all", str(sum(table["sentences"]))]
+    for k in range(len(names)):
+        cell = _fmt(every["score"][k])
+        if every["low"][k] is not None:
+            cell += f" [{_fmt(every['low'][k])}, {_fmt(every['high'][k])}]"
+            if k:
+                cell += f" p={_fmt(every['p'][k])}" + (f" {every['verdict'][k]}" if every["verdict"][k] != "-" else "")
+        cells.append(cell)
+    out.append("\t".join(cells))
     for i, label in enumerate(table["buckets"]):
         cells = [label, str(table["sentences"][i])]
         for k, column in enumerate(table["systems"]):

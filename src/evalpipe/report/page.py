@@ -265,28 +265,34 @@ def metric_buckets_section(table: Dict[str, Any], names: List[str]) -> List[str]
     direction."""
     direction = "higher" if table["higher_is_better"] else "lower"
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
-    rows = []
-    for i, label in enumerate(table["buckets"]):
-        cells = []
-        for k, column in enumerate(table["systems"]):
-            score, low = column["score"][i], column["low"][i]
-            if score is None:
-                cells.append("<td>-</td>")
-                continue
-            shown = f"{score:.2f}" + (f" [{low:.2f}, {column['high'][i]:.2f}]" if low is not None else "")
-            verdict = column["verdict"][i] if k else None
-            if k and column["p_holm"][i] is not None:
-                shown += f" p={column['p_holm'][i]:.3f}"
-            css = f' class="{verdict}"' if verdict in ("better", "worse") else ""
-            cells.append(f"<td{css}>{shown}</td>")
-        rows.append(f'<tr><td class="system">{escape(str(label))}</td><td>{table["sentences"][i]}</td>'
-                    + "".join(cells) + "</tr>")
+    every = table["all"]
+    columns = [{key: [every[key][k]] for key in ("score", "low", "high", "verdict")} | {"p_holm": [every["p"][k]]}
+               for k in range(len(names))]
+    rows = [_bucket_row("all sentences", sum(table["sentences"]), columns, 0)]
+    rows += [_bucket_row(label, table["sentences"][i], table["systems"], i) for i, label in enumerate(table["buckets"])]
     return [f"<h2>{escape(table['metric'])} by {escape(str(table['bucket_by']))}</h2>",
             f"<p class=\"caption\">{escape(table['metric'])} ({direction} is better) of each bucket's sentences, its "
             f"95 % bootstrap interval ({table['trials']} resamples) and, against {escape(names[0])}, the paired "
-            f"bootstrap p-value Holm-adjusted over the buckets: green significantly better, red significantly worse "
-            f"(alpha {table['alpha']}); no interval or test under 10 sentences.</p>",
+            f"bootstrap p-value Holm-adjusted over the buckets (over all sentences: unadjusted): green significantly "
+            f"better, red significantly worse (alpha {table['alpha']}); no interval or test under 10 sentences.</p>",
             f"<table><tr><th>bucket</th><th>sentences</th>{head}</tr>" + "".join(rows) + "</table>"]
+
+
+def _bucket_row(label: Any, sentences: int, systems: List[Dict[str, list]], i: int) -> str:
+    """One row of a metric's bucket table: each system's cell of bucket ``i``."""
+    cells = []
+    for k, column in enumerate(systems):
+        score, low = column["score"][i], column["low"][i]
+        if score is None:
+            cells.append("<td>-</td>")
+            continue
+        shown = f"{score:.2f}" + (f" [{low:.2f}, {column['high'][i]:.2f}]" if low is not None else "")
+        verdict = column["verdict"][i] if k else None
+        if k and column["p_holm"][i] is not None:
+            shown += f" p={column['p_holm'][i]:.3f}"
+        css = f' class="{verdict}"' if verdict in ("better", "worse") else ""
+        cells.append(f"<td{css}>{shown}</td>")
+    return f'<tr><td class="system">{escape(str(label))}</td><td>{sentences}</td>' + "".join(cells) + "</tr>"
 
 
 MBR_KEYS = ("metric", "signature", "segments")

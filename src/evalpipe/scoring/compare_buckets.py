@@ -40,35 +40,40 @@ def label_buckets(labels: Sequence[str]) -> tuple:
     return names, [where[label] for label in labels]
 
 
+def _scored(metric: Any, matrices: List[np.ndarray], idx: np.ndarray, trials: int, seed: int) -> List[tuple]:
+    """``(score, low, high, p against the first)`` of each system on the sentences ``idx`` (no interval or test
+    under :data:`MIN_SENTENCES`)."""
+    scores = [metric.score(m[idx].sum(0).tolist()) for m in matrices]
+    if len(idx) < MIN_SENTENCES:  # no interval, no test: a resample of a few sentences is nearly always them
+        return [(score, None, None, None) for score in scores]
+    counts = resample.bootstrap_counts(len(idx), trials, seed)
+    boots = [resample.row_scorer(metric)(counts @ m[idx]) for m in matrices]
+    out = []
+    for k, score in enumerate(scores):
+        _, low, high = resample.confidence_interval(boots[k])
+        out.append((score, low, high, None if k == 0 else
+                    resample.paired_bootstrap(scores[0], score, boots[0], boots[k])))
+    return out
+
+
+def _verdict(metric: Any, score: float, base: float, p: float, alpha: float) -> str:
+    ahead = (score > base) == metric.higher_is_better
+    return ("better" if ahead else "worse") if p <= alpha else "-"
+
+
 def metric_in_buckets(metric: Any, ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names: List[str],
                       which: List[int], trials: int, seed: int, alpha: float = 0.05) -> Dict[str, Any]:
-    """The module docstring's analysis of one metric over the buckets ``names`` (``which``: each segment's)."""
+    """The module docstring's analysis of one metric over the buckets ``names`` (``which``: each segment's), and
+    over all sentences (``all``: its p-values unadjusted, a family of one)."""
     matrices = [np.asarray(metric.corpus_stats(list(out), [list(ref_lines)]), dtype=np.float64) for out in outs_lines]
-    rows = resample.row_scorer(metric)
     members = [np.flatnonzero(np.asarray(which) == b) for b in range(len(names))]
-    systems: List[Dict[str, list]] = [{"score": [], "low": [], "high": [], "p": [], "p_holm": [], "verdict": []}
-                                      for _ in outs_lines]
-    for b, idx in enumerate(members):
-        if not len(idx):
-            for column in systems:
-                for key in column:
-                    column[key].append(None)
-            continue
-        scores = [metric.score(m[idx].sum(0).tolist()) for m in matrices]
-        if len(idx) < MIN_SENTENCES:  # no interval, no test: a resample of a few sentences is nearly always them
-            for k, column in enumerate(systems):
-                column["score"].append(scores[k])
-                for key in ("low", "high", "p", "p_holm", "verdict"):
-                    column[key].append(None)
-            continue
-        counts = resample.bootstrap_counts(len(idx), trials, seed)
-        boots = [rows(counts @ m[idx]) for m in matrices]
-        for k, column in enumerate(systems):
-            _, low, high = resample.confidence_interval(boots[k])
-            column["score"].append(scores[k])
-            column["low"].append(low)
-            column["high"].append(high)
-            column["p"].append(None if k == 0 else resample.paired_bootstrap(scores[0], scores[k], boots[0], boots[k]))
+    keys = ("score", "low", "high", "p")
+    systems: List[Dict[str, list]] = [{key: [] for key in keys + ("p_holm", "verdict")} for _ in outs_lines]
+    for idx in members:
+        found = _scored(metric, matrices, idx, trials, seed) if len(idx) else [(None,) * 4] * len(outs_lines)
+        for column, values in zip(systems, found):
+            for key, value in zip(keys, values):
+                column[key].append(value)
             column["p_holm"].append(None)
             column["verdict"].append(None)
     for k, column in enumerate(systems[1:], start=1):
@@ -76,9 +81,12 @@ def metric_in_buckets(metric: Any, ref_lines: Sequence[str], outs_lines: Sequenc
         adjusted = resample.holm_adjust(np.array([column["p"][i] for i in filled])).tolist()
         for i, p in zip(filled, adjusted):
             column["p_holm"][i] = p
-            ahead = (column["score"][i] > systems[0]["score"][i]) == metric.higher_is_better
-            column["verdict"][i] = ("better" if ahead else "worse") if p <= alpha else "-"
+            column["verdict"][i] = _verdict(metric, column["score"][i], systems[0]["score"][i], p, alpha)
+    overall = _scored(metric, matrices, np.arange(len(ref_lines)), trials, seed)
+    every = {key: [values[j] for values in overall] for j, key in enumerate(keys)}
+    every["verdict"] = [None] + [None if p is None else _verdict(metric, score, overall[0][0], p, alpha)
+                                 for score, _, _, p in overall[1:]]
     return {"metric": metric.display_name(),
             "higher_is_better": metric.higher_is_better, "buckets": names,
             "sentences": [len(idx) for idx in members], "trials": trials, "seed": seed, "alpha": alpha,
-            "systems": systems}
+            "all": every, "systems": systems}
