@@ -14,7 +14,8 @@ from evalpipe.corpus import check_same_length, read_lines, write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.registry import metric_specs, parse_key_values
 from evalpipe.cli.compare_text import layout, metric_buckets_text
-from evalpipe.scoring.compare_many import NgramSettings, analyse
+from evalpipe.scoring.compare_many import NgramSettings, Settings, analyse
+from evalpipe.scoring.compare_sentences import COMPAREMT_MEASURES
 from evalpipe.scoring.compare_systems import compare_two
 
 
@@ -22,7 +23,12 @@ RULES = Rules(requires=(
     (Flag("--paired-n"), (Flag("--paired-bs"),), "it is the number of the paired bootstrap's resamples"),
     (Flag("--seed"), (Flag("--paired-bs"), Flag("-m")), "it seeds the bootstraps, the only draws compare makes"),
     (Flag("--confidence-n"), (Flag("-m"),), "it is the number of resamples of the metrics' bucket intervals"),
-    (Flag("--bucket-labels"), (Flag("-m"),), "it buckets the metrics' scores")))
+    (Flag("--bucket-labels"), (Flag("-m"),), "it buckets the metrics' scores"),
+    (Flag("--alignments"), (Flag("--source"),), "it aligns the source's words to the reference's"),
+    (Flag("--source"), (Flag("--alignments"),), "the source words' analysis needs their alignments to the reference"),
+    (Flag("--labels-ref"), (Flag("--word-buckets"),), "it labels the words of --word-buckets by=label"),
+    (Flag("--labels-sys"), (Flag("--labels-ref"),), "the systems' labels go with the reference's")),
+    conflicts=((Flag("--freq-counts"), Flag("--freq-corpus"), "both say where word frequencies come from"),))
 
 
 #: the options of the analyses of pairs of systems (n-grams, examples): with one system they cannot act
@@ -53,6 +59,29 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @click.option("--freq-corpus", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
               help="count word frequencies in this corpus (e.g. the training data) instead of the reference "
                    "(compare-mt's freq_corpus_file)")
+@click.option("--freq-counts", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="word frequencies from WORD<TAB>COUNT lines instead of the reference (compare-mt's "
+                   "freq_count_file)")
+@click.option("--word-buckets", multiple=True, metavar="KEY=VALUE,...",
+              help="a word-accuracy analysis with compare-mt's settings, in place of F-measure by frequency "
+                   "(repeat): by=freq|case|label, accuracy=fmeas|prec|rec[+...], cutoffs=A:B:... (freq), "
+                   "labels=A+B+... (label: the labels with a bucket; the rest are 'other')")
+@click.option("--labels-ref", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="the reference's word labels for --word-buckets by=label (a line a segment, a label a word)")
+@click.option("--labels-sys", multiple=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="a system's word labels, as --labels-ref (repeat: one a system, in order)")
+@click.option("--source", "source_file", type=click.Path(dir_okay=False, exists=True),
+              help="the source text: with --alignments, how many source words of each frequency the systems "
+                   "translate (compare-mt's --compare_src_word_accuracies)")
+@click.option("--alignments", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="source-reference word alignments: I-J pairs (positions from 0) a line, a line a segment")
+@click.option("--sentence-buckets", multiple=True, metavar="KEY=VALUE,...",
+              help="a sentence-bucket table with compare-mt's settings, in place of its three defaults (repeat): "
+                   "by=length|lengthdiff|score, statistic=count|score, measure=bleu|sentbleu|length|any evalpipe "
+                   "metric, cutoffs=A:B:... (increasing)")
+@click.option("-lc", "--lowercase", is_flag=True,
+              help="case-insensitive analyses (compare-mt's case_insensitive=True); the -m metrics and evalpipe "
+                   "measures take their own -o options")
 @click.option("--segment-scores", "segment_scores", multiple=True, metavar="NAME=FILE[,FILE]",
               help="two systems: also compare by segment scores computed elsewhere (COMET, MetricX; repeat): each "
                    "system's mean, the means by reference length, the sentences where each is furthest ahead; "
@@ -78,6 +107,7 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @opt.fmt(["text", "json"], "text")
 @opt.report()
 def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs, freq_corpus,
+            freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets, lowercase,
             segment_scores, metric_names, bucket_labels, confidence_n, options, paired_bs, paired_n, seed, demo, fmt,
             report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
@@ -108,10 +138,16 @@ def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_ma
     check_same_length(list(texts.items()))
     given = parse_key_values(options)
     scores_given = _segment_score_specs(tuple(segment_scores), given)
-    specs = metric_specs(metric_names, given) if metric_names else []
-    if given and not specs:
-        raise UsageError(f"-o {next(iter(given))}: without -m, compare takes only the segment scores' "
-                         f"-o NAME.direction, NAME.format, NAME.field")
+    settings = _settings(texts[ref], [texts[s] for s in systems], freq_counts, word_buckets, labels_ref, labels_sys,
+                         source_file, alignments, sentence_buckets, lowercase)
+    measures = sorted({spec.measure for spec in settings.sentence_buckets if spec.measure not in COMPAREMT_MEASURES
+                       and (spec.by == "score" or spec.statistic == "score")})
+    built = metric_specs(list(metric_names) + measures, given) if metric_names or measures else []
+    specs = [spec for spec in built if spec.name in metric_names]
+    settings = settings._replace(metrics={spec.name: spec.build() for spec in built if spec.name in measures})
+    if given and not built:
+        raise UsageError(f"-o {next(iter(given))}: without -m or an evalpipe measure, compare takes only the "
+                         f"segment scores' -o NAME.direction, NAME.format, NAME.field")
     which = None
     if specs:
         which = _buckets(bucket_labels, texts[ref])
@@ -123,7 +159,7 @@ def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_ma
     analyses = analyse(texts[ref], [texts[s] for s in systems], names, top, examples,
                        bootstrap=(paired_n or 1000) if paired_bs else 0, seed=seed,
                        ngrams=NgramSettings(ngram_type, ngram_min, ngram_max, ngram_alpha), pairs=directions,
-                       corpus_lines=read_lines(freq_corpus) if freq_corpus else None)
+                       corpus_lines=read_lines(freq_corpus) if freq_corpus else None, settings=settings)
     if len(systems) == 2:
         doc = compare_two(texts[ref], texts[systems[0]], texts[systems[1]], names, top, examples)
         doc["compare_mt"] = analyses
@@ -185,6 +221,40 @@ def _pairs(text: str, count: int) -> list:
                                      param_hint="--pairs")
         found.append((i, j))
     return found
+
+
+def _settings(ref_lines: list, outs_lines: list, freq_counts, word_buckets, labels_ref, labels_sys, source_file,
+              alignments, sentence_buckets, lowercase) -> Settings:
+    """compare-mt's other analyses and settings from their options, every file read and checked here."""
+    from evalpipe.scoring import compare_sentences, compare_words
+
+    words = [compare_words.parse(text) for text in word_buckets]
+    by_label = any(spec.by == "label" for spec in words)
+    if by_label and not labels_ref:
+        raise UsageError("--word-buckets by=label reads the words' labels: give --labels-ref FILE and "
+                         "--labels-sys FILE for each system")
+    if labels_ref and not by_label:
+        raise UsageError("--labels-ref labels words for --word-buckets by=label; no such analysis is asked")
+    ref_labels = out_labels = None
+    if labels_ref:
+        if len(labels_sys) != len(outs_lines):
+            raise click.BadParameter(f"expected one label file a system ({len(outs_lines)}), got {len(labels_sys)}",
+                                     param_hint="--labels-sys")
+        ref_labels = [line.strip().split(" ") for line in read_lines(labels_ref)]
+        compare_words.check_labels(ref_labels, [line.strip().split(" ") for line in ref_lines], labels_ref)
+        out_labels = []
+        for path, lines in zip(labels_sys, outs_lines):
+            out_labels.append([line.strip().split(" ") for line in read_lines(path)])
+            compare_words.check_labels(out_labels[-1], [line.strip().split(" ") for line in lines], path)
+    if freq_counts and not (any(spec.by == "freq" for spec in words) or not words):
+        raise UsageError("--freq-counts gives word frequencies; no analysis by frequency is asked (--word-buckets "
+                         "by=freq)")
+    counts = compare_words.read_counts(read_lines(freq_counts), freq_counts, lowercase) if freq_counts else None
+    source = (read_lines(source_file), read_lines(alignments), alignments) if source_file else None
+    if source:
+        check_same_length([(source_file, source[0]), ("the reference", ref_lines)])
+    return Settings(tuple(compare_sentences.parse(text) for text in sentence_buckets), tuple(words), counts,
+                    ref_labels, out_labels, source, {}, lowercase)
 
 
 def _buckets(labels_file: Optional[str], ref_lines: list) -> tuple:

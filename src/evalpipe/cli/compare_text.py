@@ -32,6 +32,34 @@ def _buckets(title: str, key: str, names: List[str], labels: List[str], columns:
     return out + [""]
 
 
+def _buckets_of_systems(title: str, key: str, names: List[str], labels: List[str], columns: List[list],
+                        sentences: Optional[List[List[int]]]) -> List[str]:
+    """A sentence-bucket table whose buckets differ by system (``sentences[system][bucket]``): a score of a
+    bucket without sentences shows ``-``."""
+    out = [_header("Sentence Bucket Analysis"), f"--- {title}", "\t".join([key] + names)]
+    out += ["\t".join([label] + [UNDEFINED if sentences is not None and not sentences[k][i] else _fmt(column[i])
+                                  for k, column in enumerate(columns)]) for i, label in enumerate(labels)]
+    return out + [""]
+
+
+#: the row's column of each accuracy, and when it is undefined (no reference words, no output words, either)
+ACCURACY = {"rec": (3, (1,)), "prec": (4, (2,)), "fmeas": (5, (1, 2))}
+
+
+def word_table_lines(words: dict, names: List[str], header: str) -> List[str]:
+    """compare-mt's word-accuracy report: its header, then a table per accuracy asked (``a+b``: two tables, each
+    titled with both, as compare-mt titles them)."""
+    accuracy = words["settings"]["accuracy"]
+    out = [_header(header)]
+    for kind in accuracy.split("+"):
+        column, needs = ACCURACY[kind]
+        out += [f"--- word {accuracy} by {words['name']} bucket", "\t".join([words["name"]] + names)]
+        out += ["\t".join([label] + [_fmt(rows[i][column]) if all(rows[i][n] for n in needs) else UNDEFINED
+                                      for rows in words["systems"]]) for i, label in enumerate(words["buckets"])]
+        out.append("")
+    return out
+
+
 def _cells(row: list) -> str:
     return "\t".join(_fmt(y) if y else "" for y in row)
 
@@ -72,17 +100,26 @@ def layout(doc: dict) -> str:
     out += [_header("Aggregate Scores"), "length ratio:", "\t".join([""] + names), "\t".join(["length ratio"] + [
         f"{_fmt(r)} (ref={ratio['reference_words']}, out={w})" for r, w in zip(ratio["ratio"], ratio["output_words"])]),
         ""]
-    words = doc["word_accuracy"]
-    out += [_header("Word Accuracy Analysis"), "--- word fmeas by frequency bucket", "\t".join(["frequency"] + names)]
-    out += ["\t".join([label] + [_fmt(rows[i][5]) if rows[i][1] and rows[i][2] else UNDEFINED
-                                  for rows in words["systems"]]) for i, label in enumerate(words["buckets"])]
-    out.append("")
-    out += _buckets("bucket type: length, statistic type: BLEU", "length", names, doc["length"]["buckets"],
-                    doc["length"]["bleu"], doc["length"]["sentences"])
-    out += _buckets("bucket type: len(output)-len(reference), statistic type: count", "lengthdiff", names,
-                    doc["length_difference"]["buckets"], doc["length_difference"]["sentences"])
-    out += _buckets("bucket type: sentence-level BLEU, statistic type: count", "sentbleu", names,
-                    doc["sentence_bleu"]["buckets"], doc["sentence_bleu"]["sentences"])
+    if doc.get("word_buckets"):
+        for words in doc["word_buckets"]:
+            out += word_table_lines(words, names, "Word Accuracy Analysis")
+    else:
+        out += word_table_lines(dict(doc["word_accuracy"], name="frequency", settings={"accuracy": "fmeas"}), names,
+                                "Word Accuracy Analysis")
+    if doc.get("source_words"):
+        out += word_table_lines(doc["source_words"], names, "Source Word Accuracy Analysis")
+    if doc.get("sentence_buckets"):
+        for table in doc["sentence_buckets"]:
+            counted = table["settings"]["statistic"] == "count"
+            out += _buckets_of_systems(table["title"], table["key"], names, table["buckets"], table["values"],
+                                       None if counted else table["sentences"])
+    else:
+        out += _buckets("bucket type: length, statistic type: BLEU", "length", names, doc["length"]["buckets"],
+                        doc["length"]["bleu"], doc["length"]["sentences"])
+        out += _buckets("bucket type: len(output)-len(reference), statistic type: count", "lengthdiff", names,
+                        doc["length_difference"]["buckets"], doc["length_difference"]["sentences"])
+        out += _buckets("bucket type: sentence-level BLEU, statistic type: count", "sentbleu", names,
+                        doc["sentence_bleu"]["buckets"], doc["sentence_bleu"]["sentences"])
     if doc.get("pairs"):
         out += _ngram_lines(doc["pairs"], names) + _example_lines(doc["pairs"], names)
     return "\n".join(out)
@@ -116,8 +153,10 @@ def _example_lines(pairs: List[dict], names: List[str]) -> List[str]:
             out.append(f"--- {pair['examples_asked']} sentences where {x}>{y} at sentence-level BLEU")
             for ex in pair["examples"][side]:
                 s1, s2 = ex["sentbleu"]
-                out += [f"{a}-{b}={_fmt(-(s2 - s1))}, {a}={_fmt(s1)}, {b}={_fmt(s2)}",
-                        f"Ref:  {ex['reference'].strip()}", f"{a}: {ex['outputs'][0].strip()}",
+                out.append(f"{a}-{b}={_fmt(-(s2 - s1))}, {a}={_fmt(s1)}, {b}={_fmt(s2)}")
+                if "source" in ex:
+                    out.append(f"Src:  {ex['source'].strip()}")
+                out += [f"Ref:  {ex['reference'].strip()}", f"{a}: {ex['outputs'][0].strip()}",
                         f"{b}: {ex['outputs'][1].strip()}", ""]
     return out
 

@@ -68,6 +68,42 @@ def _buckets(doc: Dict[str, Any]) -> str:
             + "<p class=\"caption\">Sentences counted by their sentence BLEU (compare-mt's sentbleu).</p>")
 
 
+def _asked_sentence_buckets(doc: Dict[str, Any]) -> List[str]:
+    """The sentence-bucket tables asked with settings: a count, or the measure (``-`` for a bucket of none)."""
+    names, parts = doc["systems"], []
+    for table in doc.get("sentence_buckets", []):
+        counted = table["settings"]["statistic"] == "count"
+        rows = [[f'<td class="system">{escape(label)}</td>'] + [
+            str(table["values"][k][i]) if counted else _num(table["values"][k][i], 4) + (
+                f" ({table['sentences'][k][i]})" if table["sentences"][k][i] else "") for k in range(len(names))]
+            for i, label in enumerate(table["buckets"])]
+        parts += [f"<h3>{escape(table['title'])}</h3>", _table([table["key"]] + names, rows)]
+        if not counted:
+            parts.append("<p class=\"caption\">Each cell: the statistic of the system's sentences in the bucket "
+                         "(how many, in brackets).</p>")
+    return parts
+
+
+ACCURACY = {"rec": (3, (1,), "recall"), "prec": (4, (2,), "precision"), "fmeas": (5, (1, 2), "F-measure")}
+
+
+def _word_tables(doc: Dict[str, Any]) -> List[str]:
+    """The word-accuracy analyses asked with settings, and the source words' recall."""
+    names, parts = doc["systems"], []
+    asked = [(t, "words") for t in doc.get("word_buckets", [])]
+    asked += [(doc["source_words"], "source words")] if doc.get("source_words") else []
+    for table, what in asked:
+        for kind in table["settings"]["accuracy"].split("+"):
+            column, needs, title = ACCURACY[kind]
+            rows = [[f'<td class="system">{escape(label)}</td>', str(table["systems"][0][i][1])] + [
+                _num(rows[i][column], 4) if all(rows[i][n] for n in needs) else "-" for rows in table["systems"]]
+                for i, label in enumerate(table["buckets"])]
+            parts += [f"<h3>{escape(title)} of {what} by {escape(table['name'])}</h3>",
+                      _table([table["name"], "reference words" if what == "words" else "source words"] + names,
+                             rows)]
+    return parts
+
+
 def _pair(pair: Dict[str, Any], names: List[str]) -> List[str]:
     left, right = pair["systems"]
     a, b = escape(names[left]), escape(names[right])
@@ -82,7 +118,8 @@ def _pair(pair: Dict[str, Any], names: List[str]) -> List[str]:
         parts += [f"<h3>Sentences where {who} is furthest ahead</h3>", _table(
             ["#", f"sentence BLEU {names[left]} / {names[right]}", "reference / outputs"],
             [[str(e["index"] + 1), f"{e['sentbleu'][0]:.1f} / {e['sentbleu'][1]:.1f}",
-              f'<td class="system">{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
+              '<td class="system">' + (f'<i>{escape(e["source"])}</i><br>' if "source" in e else "") +
+              f'{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
               f'<b>{b}:</b> {escape(e["outputs"][1])}</td>'] for e in pair["examples"][side]])]
     return [f"<h2>{a} and {b}</h2>"] + parts
 
@@ -104,6 +141,10 @@ def compare_many_report(doc: Dict[str, Any], title: str = "evalpipe: systems com
              f"{escape(doc['word_accuracy'].get('frequency_from', 'reference'))} (no bar: no reference or no output "
              "word in the bucket).</figcaption></figure>",
              "<h2>Sentence buckets</h2>", _buckets(doc)]
+    parts += _asked_sentence_buckets(doc)
+    words = _word_tables(doc)
+    if words:
+        parts += ["<h2>Word accuracies</h2>"] + words
     for pair in doc.get("pairs", []):
         parts += _pair(pair, names)
     for table in doc.get("metric_buckets", []):

@@ -30,11 +30,6 @@ LENGTH_DIFFERENCE_CUTOFFS = (-20, -10, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 
 SENTENCE_BLEU_CUTOFFS = tuple(x * 100 / 10.0 for x in range(1, 10))
 
 
-def _float_labels(cutoffs: Sequence[float]) -> List[str]:
-    """compare-mt's labels of float cutoffs: every bucket ``[a,b)``, never a single value."""
-    return [f"<{cutoffs[0]}"] + [f"[{a},{b})" for a, b in zip(cutoffs, cutoffs[1:])] + [f">={cutoffs[-1]}"]
-
-
 def _counts(values: Sequence[float], cutoffs: Sequence[float]) -> List[int]:
     counts = [0] * (len(cutoffs) + 1)
     for v in values:
@@ -44,13 +39,18 @@ def _counts(values: Sequence[float], cutoffs: Sequence[float]) -> List[int]:
 
 def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names: Sequence[str], top: int = 50,
             examples: int = 10, bootstrap: int = 0, seed: int = 0, ngrams: Optional[NgramSettings] = None,
-            pairs: Sequence[Tuple[int, int]] = ((0, 1),), corpus_lines: Optional[Sequence[str]] = None
-            ) -> Dict[str, Any]:
+            pairs: Sequence[Tuple[int, int]] = ((0, 1),), corpus_lines: Optional[Sequence[str]] = None,
+            settings: Optional[Settings] = None) -> Dict[str, Any]:
     """The analyses of the module docstring as a JSON-ready document (``kind: compare-mt``); with ``bootstrap``
     resamples, the BLEU scores' paired bootstrap (:func:`paired_bootstrap`) under ``bleu_bootstrap``; ``ngrams``
     compare-mt's n-gram settings, ``pairs`` its ``compare_directions`` (of the n-grams and the examples),
-    ``corpus_lines`` its ``freq_corpus_file`` (word frequencies from a training corpus)."""
-    ref, outs = tokens(ref_lines), [tokens(lines) for lines in outs_lines]
+    ``corpus_lines`` its ``freq_corpus_file`` (word frequencies from a training corpus); ``settings`` the other
+    analyses asked (:class:`Settings`)."""
+    settings = settings or Settings()
+    lower = (lambda lines: [x.lower() for x in lines]) if settings.lowercase else list
+    # compare-mt's case_insensitive: its tokens lowercased (str.lower) in every analysis; the texts shown as given
+    ref, outs = tokens(lower(ref_lines)), [tokens(lower(lines)) for lines in outs_lines]
+    corpus_lines = None if corpus_lines is None else lower(corpus_lines)
     if any(len(out) != len(ref) for out in outs):
         raise InputError(f"expected as many lines in every system as in the reference ({len(ref)}), got "
                          f"{[len(out) for out in outs]}")
@@ -64,19 +64,22 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
         "length_ratio": {"ratio": [w / ref_words if ref_words else 0.0 for w in out_words], "reference_words":
                          ref_words, "output_words": out_words},
         "word_accuracy": dict(word_accuracy_by_frequency(
-            ref, outs, corpus=None if corpus_lines is None else tokens(corpus_lines)),
-            frequency_from="reference" if corpus_lines is None else "corpus"),
+            ref, outs, corpus=None if corpus_lines is None else tokens(corpus_lines), counts=settings.counts),
+            frequency_from="counts" if settings.counts is not None else "reference" if corpus_lines is None
+            else "corpus"),
         "length": bleu_by_length(ref, outs, stats=stats),
         "length_difference": {"buckets": bucket_labels(LENGTH_DIFFERENCE_CUTOFFS), "sentences": [
             _counts([len(o) - len(r) for r, o in zip(ref, out)], LENGTH_DIFFERENCE_CUTOFFS) for out in outs]},
-        "sentence_bleu": {"buckets": _float_labels(SENTENCE_BLEU_CUTOFFS),
+        "sentence_bleu": {"buckets": bucket_labels(SENTENCE_BLEU_CUTOFFS, integer=False),
                           "sentences": [_counts(values, SENTENCE_BLEU_CUTOFFS) for values in sentbleu]},
     }
+    _asked(doc, settings, (ref_lines, outs_lines), ref, outs, stats, sentbleu, corpus_lines)
     if bootstrap:
         doc["bleu_bootstrap"] = paired_bootstrap(stats, bootstrap, seed)
     if len(outs) > 1:
-        doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, left, right, top, examples, ngrams or NgramSettings())
-                        for left, right in pairs]
+        src_lines = settings.source[0] if settings.source else None
+        doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, left, right, top, examples, ngrams or NgramSettings(),
+                              src_lines) for left, right in pairs]
     return doc
 
 
@@ -114,6 +117,51 @@ def paired_bootstrap(stats: Sequence[list], samples: int, seed: int, ratio: floa
             "pairs": pairs}
 
 
+class Settings(NamedTuple):
+    """compare-mt's other analyses and settings: sentence-bucket tables
+    (:class:`~evalpipe.scoring.compare_sentences.SentenceBuckets`, in place of the three defaults), word-accuracy
+    analyses (:class:`~evalpipe.scoring.compare_words.WordBuckets`, in place of F-measure by frequency), word
+    counts (``freq_count_file``), label files (a line of labels a segment: the reference's, one a system's),
+    source words with alignments (``(source lines, alignment lines, alignment file)``), evalpipe metrics that are
+    measures (name: metric), and compare-mt's ``case_insensitive``."""
+
+    sentence_buckets: Sequence[Any] = ()
+    word_buckets: Sequence[Any] = ()
+    counts: Optional[Dict[str, int]] = None
+    ref_labels: Optional[List[List[str]]] = None
+    out_labels: Optional[Sequence[List[List[str]]]] = None
+    source: Optional[Tuple[Sequence[str], Sequence[str], str]] = None
+    metrics: Dict[str, Any] = {}
+    lowercase: bool = False
+
+
+def _asked(doc: Dict[str, Any], settings: Settings, lines: tuple, ref: List[Tokens], outs: List[List[Tokens]],
+           stats: list, sentbleu: list, corpus_lines: Optional[Sequence[str]]) -> None:
+    """The analyses of ``settings`` into ``doc``: ``sentence_buckets``, ``word_buckets``, ``source_words``
+    (``lines``: the reference's and the systems' lines as given, what evalpipe metrics read)."""
+    from evalpipe.scoring import compare_sentences, compare_words
+
+    if settings.sentence_buckets:
+        sentences = compare_sentences.Sentences([len(r) for r in ref], [[len(o) for o in out] for out in outs],
+                                                stats, sentbleu)
+        measured = {name: (metric, [metric.corpus_stats(list(out), [list(lines[0])]) for out in lines[1]])
+                    for name, metric in settings.metrics.items()}
+        doc["sentence_buckets"] = [compare_sentences.table(spec, sentences, measured.get(spec.measure))
+                                   for spec in settings.sentence_buckets]
+    if settings.word_buckets:
+        corpus = None if corpus_lines is None else tokens(corpus_lines)
+        given = (tokens(lines[0]), [tokens(out) for out in lines[1]]) if settings.lowercase else (ref, outs)
+        # buckets by case read the case: compare-mt's case buckets are case-sensitive whatever case_insensitive says
+        doc["word_buckets"] = [compare_words.word_table(spec, *(given if spec.by == "case" else (ref, outs)), corpus,
+                                                        settings.counts, settings.ref_labels, settings.out_labels)
+                               for spec in settings.word_buckets]
+    if settings.source:
+        src_lines, align_lines, path = settings.source
+        src = tokens([x.lower() for x in src_lines] if settings.lowercase else src_lines)
+        aligns = compare_words.read_alignments(align_lines, src, ref, path)
+        doc["source_words"] = compare_words.source_word_recall(src, ref, outs, aligns)
+
+
 class NgramSettings(NamedTuple):
     """compare-mt's ``--compare_ngrams`` settings: ``compare_type``, ``min_ngram_length``, ``max_ngram_length``,
     ``alpha``."""
@@ -126,10 +174,11 @@ class NgramSettings(NamedTuple):
 
 def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
           outs_lines: Sequence[Sequence[str]], left: int, right: int, top: int, examples: int,
-          settings: NgramSettings) -> Dict[str, Any]:
+          settings: NgramSettings, src_lines: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """n-grams and sentence examples of systems ``left`` and ``right`` (compare-mt's lists, ties ordered): the
     share ``(c1 + alpha) / (c1 + c2 + 2 alpha)`` of the n-grams' counts of the kind asked (matched, over- or
-    under-produced), each listed with its matches (what compare-mt prints beside every kind)."""
+    under-produced), each listed with its matches (what compare-mt prints beside every kind); each example with its
+    source where ``src_lines`` are given."""
     counted = [ngram_counts(ref, outs[k], settings.min_order, settings.max_order) for k in (left, right)]
     kind = ("match", "over", "under").index(settings.kind)
     c1, c2 = counted[0][kind], counted[1][kind]
@@ -143,8 +192,9 @@ def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
 
     def example(row: tuple) -> Dict[str, Any]:
         i = row[3]
-        return {"index": i, "sentbleu": [row[1], row[2]], "reference": ref_lines[i],
-                "outputs": [outs_lines[left][i], outs_lines[right][i]]}
+        found = {"index": i, "sentbleu": [row[1], row[2]], "reference": ref_lines[i],
+                 "outputs": [outs_lines[left][i], outs_lines[right][i]]}
+        return found if src_lines is None else dict(found, source=src_lines[i])
 
     return {"systems": [left, right], "top": top, "examples_asked": examples, "ngram_settings": settings._asdict(),
             "ngrams": {"left": [[" ".join(g), *v[:3]] for g, v in ranked[:top]],

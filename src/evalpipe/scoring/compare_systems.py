@@ -37,10 +37,11 @@ def tokens(lines: Sequence[str]) -> List[Tokens]:
     return [line.strip().split(" ") for line in lines]
 
 
-def bucket_labels(cutoffs: Sequence[int]) -> List[str]:
-    """compare-mt's bucket names: ``<c0``, then ``c`` for a bucket of one value or ``[a,b)``, then ``>=last``."""
+def bucket_labels(cutoffs: Sequence[float], integer: bool = True) -> List[str]:
+    """compare-mt's bucket names (its ``set_bucket_cutoffs``): ``<c0``, then ``[a,b)`` -- or, for ``integer``
+    cutoffs, ``a`` for a bucket of the one value ``a`` -- then ``>=last``."""
     labels = [f"<{cutoffs[0]}"]
-    labels += [f"{b - 1}" if b - 1 == a else f"[{a},{b})" for a, b in zip(cutoffs, cutoffs[1:])]
+    labels += [f"{b - 1}" if integer and b - 1 == a else f"[{a},{b})" for a, b in zip(cutoffs, cutoffs[1:])]
     return labels + [f">={cutoffs[-1]}"]
 
 
@@ -50,34 +51,47 @@ def _ngrams(words: Tokens, n: int) -> Counter:
 
 def word_accuracy_by_frequency(ref: List[Tokens], outs: Sequence[List[Tokens]],
                                cutoffs: Sequence[int] = FREQUENCY_CUTOFFS,
-                               corpus: Optional[List[Tokens]] = None) -> Dict[str, Any]:
+                               corpus: Optional[List[Tokens]] = None,
+                               counts: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
     """``{"buckets": labels, "systems": [[(matches, ref words, out words, recall, precision, F), ...per bucket],
     ...per system]}`` with word frequencies counted in the reference, or in ``corpus`` (compare-mt's
-    ``freq_corpus_file``: a training corpus; a word it lacks has frequency 0) -- see the module docstring."""
-    frequency = Counter(w for sentence in (ref if corpus is None else corpus) for w in sentence)
-    buckets = len(cutoffs) + 1
+    ``freq_corpus_file``: a training corpus), or read from ``counts`` (its ``freq_count_file``); a word without a
+    count has frequency 0 -- see the module docstring."""
+    frequency = counts if counts is not None else Counter(
+        w for sentence in (ref if corpus is None else corpus) for w in sentence)
     bucket = {w: bisect_right(cutoffs, c) for w, c in frequency.items()}
+    unseen = bisect_right(cutoffs, 0)
+    return {"buckets": bucket_labels(cutoffs), "systems": word_accuracy_by_word(
+        ref, outs, lambda w: bucket.get(w, unseen), len(cutoffs) + 1)}
+
+
+def word_accuracy_by_word(ref: List[Tokens], outs: Sequence[List[Tokens]], bucket_of: Any, buckets: int
+                          ) -> List[List[tuple]]:
+    """The rows of :func:`word_accuracy_by_frequency` where a word's bucket is ``bucket_of(word)`` (a matched
+    output word is in its reference word's bucket, which is its own)."""
     ref_total = [0] * buckets
     out_total = [[0] * buckets for _ in outs]
     matched = [[0] * buckets for _ in outs]
     for i, sentence in enumerate(ref):
         ref_counts = Counter(sentence)
         for w, c in ref_counts.items():
-            ref_total[bucket.get(w, 0)] += c
+            ref_total[bucket_of(w)] += c
         for k, out in enumerate(outs):
             for w, c in Counter(out[i]).items():
-                b = bucket.get(w, 0)  # a word the reference never has: frequency 0, the first bucket
+                b = bucket_of(w)
                 out_total[k][b] += c
                 matched[k][b] += min(c, ref_counts.get(w, 0))
-    systems = []
-    for k in range(len(outs)):
-        rows = []
-        for b in range(buckets):
-            m, r, o = matched[k][b], ref_total[b], out_total[k][b]
-            recall, precision = (m / r, m / o) if m else (0.0, 0.0)
-            rows.append((m, r, o, recall, precision, 2 * precision * recall / (precision + recall) if m else 0.0))
-        systems.append(rows)
-    return {"buckets": bucket_labels(cutoffs), "systems": systems}
+    return [accuracy_rows(matched[k], ref_total, out_total[k]) for k in range(len(outs))]
+
+
+def accuracy_rows(matched: Sequence[int], ref_total: Sequence[int], out_total: Sequence[int]) -> List[tuple]:
+    """compare-mt's ``(matches, ref words, out words, recall, precision, F)`` of each bucket (all three 0 where
+    nothing matches)."""
+    rows = []
+    for m, r, o in zip(matched, ref_total, out_total):
+        recall, precision = (m / r, m / o) if m else (0.0, 0.0)
+        rows.append((m, r, o, recall, precision, 2 * precision * recall / (precision + recall) if m else 0.0))
+    return rows
 
 
 def comparemt_bleu_stats(ref: Tokens, out: Tokens, ref_grams: Optional[List[Counter]] = None

@@ -12,7 +12,6 @@ several systems; the first is the baseline of ``paired``.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
