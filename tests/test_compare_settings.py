@@ -100,6 +100,9 @@ SETTINGS = [
     (["--sentence-buckets", "by=length,statistic=score,measure=bleu,cutoffs=15:30"],
      ["--compare_sentence_buckets", "bucket_type=length,statistic_type=score,score_measure=bleu,bucket_cutoffs=15:30"]),
     (["--word-buckets", "by=case"], ["--compare_word_accuracies", "bucket_type=case"]),
+    (["--examples-by", "length", "--pairs", "0-1;2-1"],
+     ["--compare_sentence_examples", "score_type=length,compare_directions=0-1;2-1", "--compare_ngrams",
+      "compare_directions=0-1;2-1"]),
     (["--word-buckets", "by=freq,cutoffs=2:20:200", "--word-buckets", "by=case"],
      ["--compare_word_accuracies", "bucket_type=freq,bucket_cutoffs=2:20:200", "bucket_type=case"]),
     (["--word-buckets", "bucket_type=label,label_set=CAP+NUM+PUNCT"] + LABEL_FILES,
@@ -258,3 +261,33 @@ def test_the_report_shows_the_analyses_asked(made, tmp_path):
     assert f"<td>{table['values'][2][0]:.4f} ({table['sentences'][2][0]})</td>" in html
     example = doc["pairs"][0]["examples"]["left"][0]
     assert example["source"] == _lines(made["source"])[example["index"]]
+
+
+@pytest.mark.parametrize("metric", ["chrf", "ter"])
+def test_examples_by_an_evalpipe_metric_in_its_direction(made, metric):
+    """``--examples-by chrf|ter``: each example's scores are sacrebleu's sentence scores, and the first list holds
+    the sentences where the first system is furthest ahead in the metric's direction (lower TER)."""
+    ref, outs = made["ref"], made["outs"]
+    doc = json.loads(run("compare", "-r", ref, *outs[:2], "-f", "json", "--examples-by", metric, "--examples", "5")
+                     .stdout)
+    pair = doc["compare_mt"]["pairs"][0]
+    score = {"chrf": sacrebleu.sentence_chrf, "ter": sacrebleu.sentence_ter}[metric]
+    refs, hyps = _lines(ref), [_lines(out) for out in outs[:2]]
+    sign = 1 if metric == "chrf" else -1
+    ahead = sorted(sign * (score(b, [r]).score - score(a, [r]).score) for r, a, b in zip(refs, *hyps))
+    assert pair["examples_by"] == {"measure": metric, "higher_is_better": metric == "chrf"}
+    for e in pair["examples"]["left"] + pair["examples"]["right"]:
+        i = e["index"]
+        assert e["scores"] == pytest.approx([score(h[i], [refs[i]]).score for h in hyps], abs=1e-9)
+    first = [sign * (e["scores"][1] - e["scores"][0]) for e in pair["examples"]["left"]]
+    assert first == pytest.approx(ahead[:5], abs=1e-9) and first[0] < 0
+    text = run("compare", "-r", ref, *outs[:2], "--labels", "a,b", "--examples-by", metric, "--examples", "1").stdout
+    direction = "higher" if metric == "chrf" else "lower"
+    assert f"--- 1 sentences where a>b at {metric} ({direction} is better)" in text
+
+
+def test_examples_by_what_has_no_sentence_score_is_refused(made):
+    done = run("compare", "-r", made["ref"], *made["outs"], "--examples-by", "bleu")
+    assert done.returncode == 2 and "bleu has none (compare-mt's neither): use sentbleu" in done.stderr
+    done = run("compare", "-r", made["ref"], made["outs"][0], "--examples-by", "chrf")
+    assert done.returncode == 2 and "--examples-by compares pairs of systems; one system is given" in done.stderr

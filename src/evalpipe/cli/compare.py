@@ -32,7 +32,8 @@ RULES = Rules(requires=(
 
 
 #: the options of the analyses of pairs of systems (n-grams, examples): with one system they cannot act
-PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pairs", "--top", "--examples")
+PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pairs", "--top", "--examples",
+            "--examples-by")
 
 
 @click.command("compare", cls=Command, aliases={"--names": "--labels"})
@@ -44,6 +45,9 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
               help="n-grams listed each way (compare-mt's report_length)")
 @click.option("--examples", type=click.IntRange(min=1), default=10, show_default=True,
               help="sentences listed each way")
+@click.option("--examples-by", default="sentbleu", show_default=True, metavar="MEASURE",
+              help="the sentence score the examples are chosen by: sentbleu or length (compare-mt's), or any "
+                   "evalpipe metric (chrf, ter, comet...; in its direction: lower TER is better)")
 @click.option("--ngram-type", type=click.Choice(["match", "over", "under"]), default="match", show_default=True,
               help="n-grams compared by how often each system matches them in the reference, produces them in "
                    "excess, or misses them (compare-mt's compare_type)")
@@ -106,10 +110,10 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
 @opt.fmt(["text", "json"], "text")
 @opt.report()
-def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs, freq_corpus,
-            freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets, lowercase,
-            segment_scores, metric_names, bucket_labels, confidence_n, options, paired_bs, paired_n, seed, demo, fmt,
-            report_file) -> None:
+def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs,
+            freq_corpus, freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets,
+            lowercase, segment_scores, metric_names, bucket_labels, confidence_n, options, paired_bs, paired_n, seed,
+            demo, fmt, report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
     layout -- BLEU and length ratio, word F-measure by frequency, sentences bucketed by length, length difference
     and sentence BLEU, and for the first two systems the characteristic n-grams and the sentences that differ
@@ -141,10 +145,15 @@ def compare(systems, ref, labels, top, examples, ngram_type, ngram_min, ngram_ma
     settings = _settings(texts[ref], [texts[s] for s in systems], freq_counts, word_buckets, labels_ref, labels_sys,
                          source_file, alignments, sentence_buckets, lowercase)
     measures = sorted({spec.measure for spec in settings.sentence_buckets if spec.measure not in COMPAREMT_MEASURES
-                       and (spec.by == "score" or spec.statistic == "score")})
+                       and (spec.by == "score" or spec.statistic == "score")}
+                      | ({examples_by} if examples_by not in COMPAREMT_MEASURES else set()))
+    if examples_by == "bleu":
+        raise click.BadParameter("expected a sentence score; bleu has none (compare-mt's neither): use sentbleu",
+                                 param_hint="--examples-by")
     built = metric_specs(list(metric_names) + measures, given) if metric_names or measures else []
     specs = [spec for spec in built if spec.name in metric_names]
-    settings = settings._replace(metrics={spec.name: spec.build() for spec in built if spec.name in measures})
+    settings = settings._replace(metrics={spec.name: spec.build() for spec in built if spec.name in measures},
+                                 examples_by=examples_by)
     if given and not built:
         raise UsageError(f"-o {next(iter(given))}: without -m or an evalpipe measure, compare takes only the "
                          f"segment scores' -o NAME.direction, NAME.format, NAME.field")

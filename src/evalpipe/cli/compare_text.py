@@ -143,6 +143,15 @@ def _ngram_lines(pairs: List[dict], names: List[str]) -> List[str]:
     return out
 
 
+def _measure(by: dict) -> str:
+    """compare-mt's name of the examples' measure; an evalpipe metric's name with its direction (``>``: better)."""
+    from evalpipe.scoring.compare_sentences import metric_title
+
+    if by["measure"] in ("sentbleu", "length"):
+        return metric_title(by["measure"])
+    return f"{by['measure']} ({'higher' if by['higher_is_better'] else 'lower'} is better)"
+
+
 def _example_lines(pairs: List[dict], names: List[str]) -> List[str]:
     """compare-mt's sentence examples: the sentences where each system of every pair is furthest ahead."""
     out = [_header("Sentence Examples Analysis")]
@@ -150,9 +159,9 @@ def _example_lines(pairs: List[dict], names: List[str]) -> List[str]:
         left, right = pair["systems"]
         a, b = names[left], names[right]
         for side, (x, y) in (("left", (a, b)), ("right", (b, a))):
-            out.append(f"--- {pair['examples_asked']} sentences where {x}>{y} at sentence-level BLEU")
+            out.append(f"--- {pair['examples_asked']} sentences where {x}>{y} at {_measure(pair['examples_by'])}")
             for ex in pair["examples"][side]:
-                s1, s2 = ex["sentbleu"]
+                s1, s2 = ex["scores"]
                 out.append(f"{a}-{b}={_fmt(-(s2 - s1))}, {a}={_fmt(s1)}, {b}={_fmt(s2)}")
                 if "source" in ex:
                     out.append(f"Src:  {ex['source'].strip()}")

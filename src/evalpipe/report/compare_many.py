@@ -17,7 +17,7 @@ def _num(x: Optional[float], digits: int = 2) -> str:
 
 
 def _table(head: List[str], rows: List[List[str]]) -> str:
-    return ("<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
+    return ("<table><tr>" + "".join(h if h.startswith("<th") else f"<th>{escape(h)}</th>" for h in head) + "</tr>"
             + "".join("<tr>" + "".join(cell if cell.startswith("<td") else f"<td>{cell}</td>" for cell in row)
                       + "</tr>" for row in rows) + "</table>")
 
@@ -104,6 +104,16 @@ def _word_tables(doc: Dict[str, Any]) -> List[str]:
     return parts
 
 
+def marked(output: str, reference: str) -> str:
+    """The output's words, escaped, those that match no reference word in ``<mark>`` (compare-mt's word matching:
+    its k-th occurrence of a word the reference's k-th)."""
+    from evalpipe.scoring.compare_words import matches
+
+    words = output.strip().split(" ")
+    return " ".join(escape(w) if m >= 0 else f"<mark>{escape(w)}</mark>"
+                    for w, m in zip(words, matches(reference.strip().split(" "), words)))
+
+
 def _pair(pair: Dict[str, Any], names: List[str]) -> List[str]:
     left, right = pair["systems"]
     a, b = escape(names[left]), escape(names[right])
@@ -114,33 +124,47 @@ def _pair(pair: Dict[str, Any], names: List[str]) -> List[str]:
                   _table(["n-gram", "share", f"matches {names[left]}", f"matches {names[right]}"],
                          [[f'<td class="system">{escape(g)}</td>', f"{share:.3f}", str(m1), str(m2)]
                           for g, share, m1, m2 in pair["ngrams"][side]])]
+    by = pair.get("examples_by", {"measure": "sentbleu", "higher_is_better": True})
+    digits = 1 if by["measure"] == "sentbleu" else 4
+    measure = "sentence BLEU" if by["measure"] == "sentbleu" else escape(by["measure"])
     for side, who in (("left", a), ("right", b)):
-        parts += [f"<h3>Sentences where {who} is furthest ahead</h3>", _table(
-            ["#", f"sentence BLEU {names[left]} / {names[right]}", "reference / outputs"],
-            [[str(e["index"] + 1), f"{e['sentbleu'][0]:.1f} / {e['sentbleu'][1]:.1f}",
+        parts += [f"<h3>Sentences where {who} is furthest ahead by {measure}</h3>", _table(
+            ["#", f"{measure} {names[left]} / {names[right]}", '<th style="text-align: left">reference / outputs</th>'],
+            [[str(e["index"] + 1), f"{e['scores'][0]:.{digits}f} / {e['scores'][1]:.{digits}f}",
               '<td class="system">' + (f'<i>{escape(e["source"])}</i><br>' if "source" in e else "") +
-              f'{escape(e["reference"])}<br><b>{a}:</b> {escape(e["outputs"][0])}<br>'
-              f'<b>{b}:</b> {escape(e["outputs"][1])}</td>'] for e in pair["examples"][side]])]
+              f'{escape(e["reference"])}<br><b>{a}:</b> {marked(e["outputs"][0], e["reference"])}<br>'
+              f'<b>{b}:</b> {marked(e["outputs"][1], e["reference"])}</td>'] for e in pair["examples"][side]])]
+    parts.append("<p class=\"caption\">Marked: the words of an output that match no word of the reference (each "
+                 "reference word matched once, case-sensitive, as compare-mt matches words).</p>")
     return [f"<h2>{a} and {b}</h2>"] + parts
 
 
-def compare_many_report(doc: Dict[str, Any], title: str = "evalpipe: systems compared") -> str:
-    """The page of a ``kind: compare-mt`` document (module docstring)."""
+def compare_many_report(doc: Dict[str, Any], title: str = "evalpipe: systems compared",
+                        two: Optional[Dict[str, Any]] = None) -> str:
+    """The page of a ``kind: compare-mt`` document (module docstring); with ``two`` (the ``kind: compare`` document
+    of two systems it belongs to), the figure of the two systems' sentence BLEU too."""
     _require(doc, KEYS, "compare JSON")
     names = doc["systems"]
     parts = [f"<h1>{escape(title)}</h1>",
              f"<p class=\"meta\">{len(names)} systems, {doc['sentences']} sentences, compare-mt 0.2.10's analyses with "
              f"its numbers (its BLEU on space-split tokens, not sacrebleu's).</p>",
-             "<h2>Scores</h2>", _scores(doc),
-             "<h2>By reference length and by word frequency</h2>",
-             "<figure>" + figures.svg(figures.bucket_figure, doc) +
-             "<figcaption class=\"caption\">Left: compare-mt's BLEU of the sentences in each reference-length bucket "
-             "(sentences per bucket: " + ", ".join(f"{escape(lb)}: {n}" for lb, n in zip(
-                 doc["length"]["buckets"], doc["length"]["sentences"])) +
-             "). Right: F-measure of the words in each bucket of frequency in the "
-             f"{escape(doc['word_accuracy'].get('frequency_from', 'reference'))} (no bar: no reference or no output "
-             "word in the bucket).</figcaption></figure>",
-             "<h2>Sentence buckets</h2>", _buckets(doc)]
+             "<h2>Scores</h2>", _scores(doc)]
+    if two is not None:
+        b = escape(two["systems"][1])
+        wins = sum(y > x for x, y in zip(*two["sentence_bleu"]))
+        losses = sum(y < x for x, y in zip(*two["sentence_bleu"]))
+        parts += ["<h2>Sentence scores</h2>", "<figure>" + figures.svg(figures.distribution_figure, two) +
+                  f"<figcaption class=\"caption\">compare-mt's sentence BLEU of every sentence: {b} better on "
+                  f"{wins}, worse on {losses}.</figcaption></figure>"]
+    parts += ["<h2>By reference length and by word frequency</h2>",
+              "<figure>" + figures.svg(figures.bucket_figure, doc) +
+              "<figcaption class=\"caption\">Left: compare-mt's BLEU of the sentences in each reference-length bucket "
+              "(sentences per bucket: " + ", ".join(f"{escape(lb)}: {n}" for lb, n in zip(
+                  doc["length"]["buckets"], doc["length"]["sentences"])) +
+              "). Right: F-measure of the words in each bucket of frequency in the "
+              f"{escape(doc['word_accuracy'].get('frequency_from', 'reference'))} (no bar: no reference or no output "
+              "word in the bucket).</figcaption></figure>",
+              "<h2>Sentence buckets</h2>", _buckets(doc)]
     parts += _asked_sentence_buckets(doc)
     words = _word_tables(doc)
     if words:

@@ -24,7 +24,7 @@ from evalpipe.errors import InputError
 from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, ngram_counts,
                                               comparemt_bleu, comparemt_bleu_of_sums, comparemt_bleu_stats_of_systems,
                                               sentence_bleu_of,
-                                              sentence_differences, tokens, word_accuracy_by_frequency)
+                                              score_differences, tokens, word_accuracy_by_frequency)
 
 LENGTH_DIFFERENCE_CUTOFFS = (-20, -10, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 11, 21)
 SENTENCE_BLEU_CUTOFFS = tuple(x * 100 / 10.0 for x in range(1, 10))
@@ -78,8 +78,9 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
         doc["bleu_bootstrap"] = paired_bootstrap(stats, bootstrap, seed)
     if len(outs) > 1:
         src_lines = settings.source[0] if settings.source else None
+        by = _example_scores(settings, ref, outs, sentbleu, outs_lines, ref_lines)
         doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, left, right, top, examples, ngrams or NgramSettings(),
-                              src_lines) for left, right in pairs]
+                              src_lines, by) for left, right in pairs]
     return doc
 
 
@@ -123,7 +124,8 @@ class Settings(NamedTuple):
     analyses (:class:`~evalpipe.scoring.compare_words.WordBuckets`, in place of F-measure by frequency), word
     counts (``freq_count_file``), label files (a line of labels a segment: the reference's, one a system's),
     source words with alignments (``(source lines, alignment lines, alignment file)``), evalpipe metrics that are
-    measures (name: metric), and compare-mt's ``case_insensitive``."""
+    measures (name: metric), compare-mt's ``case_insensitive``, and the measure the examples are chosen by
+    (compare-mt's ``--compare_sentence_examples score_type``)."""
 
     sentence_buckets: Sequence[Any] = ()
     word_buckets: Sequence[Any] = ()
@@ -133,6 +135,22 @@ class Settings(NamedTuple):
     source: Optional[Tuple[Sequence[str], Sequence[str], str]] = None
     metrics: Dict[str, Any] = {}
     lowercase: bool = False
+    examples_by: str = "sentbleu"
+
+
+def _example_scores(settings: Settings, ref: List[Tokens], outs: List[List[Tokens]], sentbleu: list,
+                    outs_lines: Sequence[Sequence[str]], ref_lines: Sequence[str]) -> tuple:
+    """``(measure, higher is better, [[sentence score] per system])`` the examples are chosen by: compare-mt's
+    ``sentbleu`` or ``length`` (output / reference words), or an evalpipe metric (its score of each sentence's
+    statistics, the texts as given)."""
+    measure = settings.examples_by
+    if measure == "sentbleu":
+        return measure, True, sentbleu
+    if measure == "length":
+        return measure, True, [[len(o) / len(r) for r, o in zip(ref, out)] for out in outs]
+    metric = settings.metrics[measure]
+    return measure, metric.higher_is_better, [
+        [metric.score(row) for row in metric.corpus_stats(list(out), [list(ref_lines)])] for out in outs_lines]
 
 
 def _asked(doc: Dict[str, Any], settings: Settings, lines: tuple, ref: List[Tokens], outs: List[List[Tokens]],
@@ -174,7 +192,8 @@ class NgramSettings(NamedTuple):
 
 def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
           outs_lines: Sequence[Sequence[str]], left: int, right: int, top: int, examples: int,
-          settings: NgramSettings, src_lines: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+          settings: NgramSettings, src_lines: Optional[Sequence[str]] = None, by: Optional[tuple] = None
+          ) -> Dict[str, Any]:
     """n-grams and sentence examples of systems ``left`` and ``right`` (compare-mt's lists, ties ordered): the
     share ``(c1 + alpha) / (c1 + c2 + 2 alpha)`` of the n-grams' counts of the kind asked (matched, over- or
     under-produced), each listed with its matches (what compare-mt prints beside every kind); each example with its
@@ -188,15 +207,21 @@ def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
              for g in c1.keys() | c2.keys()}
     ranked = sorted(grams.items(), key=lambda item: (-item[1][0], -item[1][3], item[0]))
     reverse = sorted(grams.items(), key=lambda item: (item[1][0], -item[1][4], item[0]))
-    differences = sentence_differences(ref, outs[left], outs[right])
+    measure, higher_is_better, scores = by
+    differences = score_differences(ref, outs[left], outs[right], scores[left], scores[right],
+                                    1.0 if higher_is_better else -1.0)
 
     def example(row: tuple) -> Dict[str, Any]:
         i = row[3]
-        found = {"index": i, "sentbleu": [row[1], row[2]], "reference": ref_lines[i],
+        found = {"index": i, "scores": [row[1], row[2]], "reference": ref_lines[i],
                  "outputs": [outs_lines[left][i], outs_lines[right][i]]}
+        if measure == "sentbleu":
+            found["sentbleu"] = found["scores"]
         return found if src_lines is None else dict(found, source=src_lines[i])
 
-    return {"systems": [left, right], "top": top, "examples_asked": examples, "ngram_settings": settings._asdict(),
+    return {"systems": [left, right], "top": top, "examples_asked": examples,
+            "examples_by": {"measure": measure, "higher_is_better": higher_is_better},
+            "ngram_settings": settings._asdict(),
             "ngrams": {"left": [[" ".join(g), *v[:3]] for g, v in ranked[:top]],
                        "right": [[" ".join(g), *v[:3]] for g, v in reverse[:top]]},
             "examples": {"left": [example(r) for r in differences[:examples]],

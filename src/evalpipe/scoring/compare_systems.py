@@ -220,13 +220,20 @@ def sentence_differences(ref: List[Tokens], out1: List[Tokens], out2: List[Token
                          ) -> List[Tuple[float, float, float, int]]:
     """``(sentbleu 2 - sentbleu 1, sentbleu 1, sentbleu 2, index)`` of every sentence, ascending (system 1 far
     better first), a repeated (output 1, output 2, reference) triple counted once, at its first index."""
+    return score_differences(ref, out1, out2, [sentence_bleu(r, o) for r, o in zip(ref, out1)],
+                             [sentence_bleu(r, o) for r, o in zip(ref, out2)])
+
+
+def score_differences(ref: List[Tokens], out1: List[Tokens], out2: List[Tokens], scores1: Sequence[float],
+                      scores2: Sequence[float], sign: float = 1.0) -> List[Tuple[float, float, float, int]]:
+    """:func:`sentence_differences` of any sentence scores: ``(sign * (score 2 - score 1), score 1, score 2,
+    index)`` ascending (``sign`` -1 for a metric where lower is better, so system 1 far better still comes first)."""
     seen, rows = set(), []
     for i, (r, a, b) in enumerate(zip(ref, out1, out2)):
         key = (tuple(a), tuple(b), tuple(r))
         if key not in seen:
             seen.add(key)
-            s1, s2 = sentence_bleu(r, a), sentence_bleu(r, b)
-            rows.append((s2 - s1, s1, s2, i))
+            rows.append((sign * (scores2[i] - scores1[i]), scores1[i], scores2[i], i))
     return sorted(rows)
 
 

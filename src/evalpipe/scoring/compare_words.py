@@ -110,7 +110,7 @@ def _case(word: str) -> int:
     return 0 if word.islower() else 1 if word.isupper() else 2 if word.istitle() else 3
 
 
-def _matches(ref: Tokens, out: Tokens) -> List[int]:
+def matches(ref: Tokens, out: Tokens) -> List[int]:
     """The reference position each output word matches (-1: none): the k-th occurrence of a word the reference's
     k-th."""
     positions = defaultdict(list)
@@ -139,7 +139,7 @@ def _by_label(ref: List[Tokens], outs: Sequence[List[Tokens]], ref_labels: List[
         for b in ref_buckets:
             ref_total[b] += 1
         for k, out in enumerate(outs):
-            for m, label in zip(_matches(sentence, out[i]), out_labels[k][i]):
+            for m, label in zip(matches(sentence, out[i]), out_labels[k][i]):
                 b = ref_buckets[m] if m >= 0 else bucket.get(label, other)
                 out_total[k][b] += 1
                 matched[k][b] += m >= 0
@@ -183,7 +183,7 @@ def source_word_recall(src: List[Tokens], ref: List[Tokens], outs: Sequence[List
             total[b] += 1
         for k, out in enumerate(outs):
             hit = [False] * len(reference)
-            for m in _matches(reference, out[i]):
+            for m in matches(reference, out[i]):
                 if m >= 0:
                     hit[m] = True
             for b, ts in zip(where, targets):
