@@ -151,3 +151,50 @@ def test_the_report_shows_each_metrics_buckets(tmp_path):
     (tmp_path / "c.json").write_text(done.stdout, encoding="utf-8")
     again = run("report", tmp_path / "c.json", "-o", tmp_path / "again.html")
     assert again.returncode == 0 and (tmp_path / "again.html").read_text(encoding="utf-8") == html
+
+
+def _json(*args):
+    done = run("compare", *args, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_buckets_by_a_metrics_own_score_averaged_over_the_systems(tmp_path):
+    """``--bucket-by chrf --bucket-cutoffs 40:60``: a segment's bucket is by sacrebleu's sentence chrF averaged over
+    the systems, the same bucket for every system; each bucket's TER is sacrebleu's corpus TER of its sentences."""
+    import sacrebleu
+
+    ref, outs = files(SYSTEMS)
+    doc = _json("-r", ref, *outs, "-m", "ter", "--bucket-by", "chrf", "--bucket-cutoffs", "40:60")
+    table = doc["metric_buckets"][0]
+    refs, hyps = read(ref), [read(o) for o in outs]
+    means = [sum(sacrebleu.sentence_chrf(h[i], [refs[i]]).score for h in hyps) / 3 for i in range(len(refs))]
+    which = [0 if m < 40 else 1 if m < 60 else 2 for m in means]
+    assert table["buckets"] == ["<40", "[40,60)", ">=60"] and table["bucket_by"] == "chrf (mean over the systems)"
+    assert table["sentences"] == [which.count(b) for b in range(3)]
+    for k, h in enumerate(hyps):
+        for b in range(3):
+            idx = [i for i, w in enumerate(which) if w == b]
+            expected = sacrebleu.corpus_ter([h[i] for i in idx], [[refs[i] for i in idx]]).score
+            assert table["systems"][k]["score"][b] == pytest.approx(expected, abs=1e-9)
+    by_length = _json("-r", ref, *outs, "-m", "ter", "--bucket-cutoffs", "15:30")["metric_buckets"][0]
+    assert by_length["buckets"] == ["<15", "[15,30)", ">=30"] and by_length["bucket_by"] == "length"
+
+
+def test_the_pool_engine_gives_the_same_document():
+    """The -m metrics' and the evalpipe measures' statistics on a pool of two processes: the same JSON."""
+    ref, outs = files(SYSTEMS)
+    args = ["-r", ref, *outs, "-m", "chrf", "ter", "--bucket-by", "chrf", "--bucket-cutoffs", "40:60",
+            "--sentence-buckets", "by=length,statistic=score,measure=ter", "--examples-by", "chrf", "--seed", "3"]
+    assert _json(*args, "--engine", "pool", "--workers", "2") == _json(*args)
+
+
+def test_what_cannot_bucket_is_refused():
+    ref, outs = files(SYSTEMS[:2])
+    for args, says in ((["-m", "ter", "--bucket-by", "chrf"], "--bucket-by chrf needs --bucket-cutoffs A:B:..."),
+                       (["-m", "ter", "--bucket-cutoffs", "30:10"], "--bucket-cutoffs: expected increasing cutoffs"),
+                       (["--engine", "pool"], "--engine and --workers compute the statistics of the -m metrics"),
+                       (["-m", "ter", "--bucket-by", "nosuch", "--bucket-cutoffs", "1:2"], "nosuch")):
+        done = run("compare", "-r", ref, *outs, *args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert says in done.stderr.strip().splitlines()[-1], done.stderr

@@ -8,7 +8,7 @@ from typing import Optional
 import click
 
 from evalpipe.cli import options as opt
-from evalpipe.cli.base import Command, Flag, Rules, check_rules, given_flags
+from evalpipe.cli.base import Command, Flag, Rules, check_rules, given_flags, stacked
 from evalpipe.cli.score_corpus import _segment_score_specs, demo_files
 from evalpipe.corpus import check_same_length, read_lines, write_atomically
 from evalpipe.errors import InputError, UsageError
@@ -24,11 +24,15 @@ RULES = Rules(requires=(
     (Flag("--seed"), (Flag("--paired-bs"), Flag("-m")), "it seeds the bootstraps, the only draws compare makes"),
     (Flag("--confidence-n"), (Flag("-m"),), "it is the number of resamples of the metrics' bucket intervals"),
     (Flag("--bucket-labels"), (Flag("-m"),), "it buckets the metrics' scores"),
+    (Flag("--bucket-by"), (Flag("-m"),), "it buckets the metrics' scores"),
+    (Flag("--bucket-cutoffs"), (Flag("-m"),), "they bound the buckets of the metrics' scores"),
     (Flag("--alignments"), (Flag("--source"),), "it aligns the source's words to the reference's"),
     (Flag("--source"), (Flag("--alignments"),), "the source words' analysis needs their alignments to the reference"),
     (Flag("--labels-ref"), (Flag("--word-buckets"),), "it labels the words of --word-buckets by=label"),
     (Flag("--labels-sys"), (Flag("--labels-ref"),), "the systems' labels go with the reference's")),
-    conflicts=((Flag("--freq-counts"), Flag("--freq-corpus"), "both say where word frequencies come from"),))
+    conflicts=((Flag("--freq-counts"), Flag("--freq-corpus"), "both say where word frequencies come from"),
+               (Flag("--bucket-labels"), Flag("--bucket-by"), "both say how the segments are bucketed"),
+               (Flag("--bucket-labels"), Flag("--bucket-cutoffs"), "labels are buckets, without cutoffs")))
 
 
 #: the options of the analyses of pairs of systems (n-grams, examples): with one system they cannot act
@@ -97,6 +101,12 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @click.option("--bucket-labels", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
               help="bucket the -m metrics' scores by a label a segment (one a line: domain, document, speaker...) "
                    "instead of by reference length")
+@click.option("--bucket-by", default="length", show_default=True, metavar="length|METRIC",
+              help="bucket the -m metrics' scores by reference length, or by an evalpipe metric's sentence score "
+                   "averaged over the systems (the segments it finds hard: --bucket-by comet --bucket-cutoffs "
+                   "0.5:0.7)")
+@click.option("--bucket-cutoffs", metavar="A:B:...",
+              help="increasing bucket boundaries of --bucket-by (default for length: 10:20:30:40:50:60)")
 @click.option("--confidence-n", type=click.IntRange(min=1), default=None,
               help="bootstrap resamples of the -m metrics' bucket intervals and tests (default 1000)")
 @opt.metric_options("-m metrics' options and the segment scores' -o NAME.direction=higher|lower, NAME.format, "
@@ -107,13 +117,14 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="resamples of the paired bootstrap (default 1000)")
 @opt.seed("the paired bootstrap's seed (numpy's legacy generator, as compare-mt's --seed)")
+@stacked(opt.engines("segments of the -m metrics and evalpipe measures"))
 @opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
 @opt.fmt(["text", "json"], "text")
 @opt.report()
 def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs,
             freq_corpus, freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets,
-            lowercase, segment_scores, metric_names, bucket_labels, confidence_n, options, paired_bs, paired_n, seed,
-            demo, fmt, report_file) -> None:
+            lowercase, segment_scores, metric_names, bucket_labels, bucket_by, bucket_cutoffs, confidence_n, options, paired_bs, paired_n, seed,
+            engine, workers, spark_master, demo, fmt, report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
     layout -- BLEU and length ratio, word F-measure by frequency, sentences bucketed by length, length difference
     and sentence BLEU, and for the first two systems the characteristic n-grams and the sentences that differ
@@ -146,20 +157,28 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
                          source_file, alignments, sentence_buckets, lowercase)
     measures = sorted({spec.measure for spec in settings.sentence_buckets if spec.measure not in COMPAREMT_MEASURES
                        and (spec.by == "score" or spec.statistic == "score")}
-                      | ({examples_by} if examples_by not in COMPAREMT_MEASURES else set()))
+                      | ({examples_by} if examples_by not in COMPAREMT_MEASURES else set())
+                      | ({bucket_by} if bucket_by != "length" else set()))
     if examples_by == "bleu":
         raise click.BadParameter("expected a sentence score; bleu has none (compare-mt's neither): use sentbleu",
                                  param_hint="--examples-by")
     built = metric_specs(list(metric_names) + measures, given) if metric_names or measures else []
     specs = [spec for spec in built if spec.name in metric_names]
+    rows = {}
+    if built:  # every evalpipe metric's statistics of every segment of every system, in one pass, on the engine
+        from evalpipe.engines import make_engine
+        from evalpipe.scoring.compare_buckets import segment_rows
+
+        with make_engine(engine, workers, spark_master=spark_master) as runner:
+            rows = segment_rows(built, texts[ref], [texts[s] for s in systems], runner)
+    if not built and {"--engine", "--workers", "--spark-master"} & set(given_flags(click.get_current_context())):
+        raise UsageError("--engine and --workers compute the statistics of the -m metrics and evalpipe measures; "
+                         "none is asked")
     settings = settings._replace(metrics={spec.name: spec.build() for spec in built if spec.name in measures},
-                                 examples_by=examples_by)
+                                 examples_by=examples_by, rows=rows)
     if given and not built:
         raise UsageError(f"-o {next(iter(given))}: without -m or an evalpipe measure, compare takes only the "
                          f"segment scores' -o NAME.direction, NAME.format, NAME.field")
-    which = None
-    if specs:
-        which = _buckets(bucket_labels, texts[ref])
     if len(systems) != 2 and scores_given:
         raise UsageError(f"--segment-scores compares two systems; {len(systems)} given")
     if scores_given and report_file:
@@ -178,9 +197,10 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
     if specs:
         from evalpipe.scoring.compare_buckets import metric_in_buckets
 
+        which = _buckets(bucket_labels, bucket_by, bucket_cutoffs, texts[ref], rows, settings.metrics)
         analyses["metric_buckets"] = [dict(metric_in_buckets(
-            spec.build(), texts[ref], [texts[s] for s in systems], which[0], which[1], confidence_n or 1000, seed),
-            bucket_by=bucket_labels or "length") for spec in specs]
+            spec.build(), texts[ref], [texts[s] for s in systems], which[0], which[1], confidence_n or 1000, seed,
+            rows=rows[spec.name]), bucket_by=which[2]) for spec in specs]
         doc.setdefault("metric_buckets", analyses["metric_buckets"])
     if scores_given:
         from evalpipe.registry import ScoresSpec
@@ -266,20 +286,30 @@ def _settings(ref_lines: list, outs_lines: list, freq_counts, word_buckets, labe
                     ref_labels, out_labels, source, {}, lowercase)
 
 
-def _buckets(labels_file: Optional[str], ref_lines: list) -> tuple:
-    """The -m metrics' buckets: by reference length, or by the label file's line a segment."""
-    from evalpipe.scoring.compare_buckets import label_buckets, length_buckets
+def _buckets(labels_file: Optional[str], bucket_by: str, cutoffs_text: Optional[str], ref_lines: list, rows: dict,
+             metrics: dict) -> tuple:
+    """The -m metrics' buckets ``(labels, bucket of each segment, what they are by)``: by the label file's line a
+    segment, by reference length, or by a metric's sentence score averaged over the systems."""
+    from evalpipe.scoring.compare_buckets import label_buckets, length_buckets, score_buckets
+    from evalpipe.scoring.compare_sentences import parse_cutoffs
 
-    if not labels_file:
-        return length_buckets(ref_lines)
-    found = read_lines(labels_file)
-    if len(found) != len(ref_lines):
-        raise InputError(f"expected one label a segment, {len(ref_lines)} lines as the reference has, got "
-                         f"{len(found)}", labels_file)
-    empty = next((i for i, label in enumerate(found) if not label.strip()), None)
-    if empty is not None:
-        raise InputError("expected a label, got an empty line", labels_file, empty + 1)
-    return label_buckets([label.strip() for label in found])
+    cutoffs = parse_cutoffs(cutoffs_text, "--bucket-cutoffs") if cutoffs_text else None
+    if labels_file:
+        found = read_lines(labels_file)
+        if len(found) != len(ref_lines):
+            raise InputError(f"expected one label a segment, {len(ref_lines)} lines as the reference has, got "
+                             f"{len(found)}", labels_file)
+        empty = next((i for i, label in enumerate(found) if not label.strip()), None)
+        if empty is not None:
+            raise InputError("expected a label, got an empty line", labels_file, empty + 1)
+        return (*label_buckets([label.strip() for label in found]), labels_file)
+    if bucket_by == "length":
+        return (*length_buckets(ref_lines, cutoffs), "length")
+    if cutoffs is None:
+        raise UsageError(f"--bucket-by {bucket_by} needs --bucket-cutoffs A:B:... on the metric's own scale")
+    metric = metrics[bucket_by]
+    scores = [[metric.score(row) for row in system] for system in rows[bucket_by]]
+    return (*score_buckets(scores, cutoffs), f"{bucket_by} (mean over the systems)")
 
 
 def scores_text(doc: dict, names: list) -> str:

@@ -176,7 +176,8 @@ def metric_buckets_text(table: dict, names: List[str]) -> str:
     alpha, ``better`` or ``worse`` in the metric's direction; the score alone for a bucket of under 10 sentences;
     ``-`` for a bucket without sentences.  The first row, ``all``, is every sentence (its p-value unadjusted)."""
     direction = "higher" if table["higher_is_better"] else "lower"
-    key = "length" if table["bucket_by"] == "length" else "label"
+    key = "length" if table["bucket_by"] == "length" else "score" if table["bucket_by"].endswith(
+        "(mean over the systems)") else "label"
     tested = sum(1 for low in table["systems"][0]["low"] if low is not None)
     test = f"; paired bootstrap against {names[0]}, Holm-adjusted over {tested} buckets" if len(names) > 1 else ""
     out = [_header("Sentence Bucket Analysis"),

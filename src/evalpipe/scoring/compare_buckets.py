@@ -10,14 +10,15 @@ score is the metric's corpus score of that bucket's sentences, sacrebleu's for B
   over the buckets (one family a system: "is B better than A on long sentences?" asked of every bucket at once),
   and the verdict in the metric's direction -- ``better``/``worse`` where the adjusted p is at most ``alpha``.
 
-Buckets: by reference length (compare-mt's tokens and cutoffs: ``<10``, ``[10,20)`` ... ``>=60``), or by a label
-a segment (a file, one label a line: domain, document, speaker, difficulty), in order of first appearance.  A
+Buckets: by reference length (compare-mt's tokens and cutoffs: ``<10``, ``[10,20)`` ... ``>=60``, or others), by a
+label a segment (a file, one label a line: domain, document, speaker, difficulty), in order of first appearance,
+or by a metric's sentence score averaged over the systems (the segments COMET finds hard), between cutoffs.  A
 bucket without sentences has no score (``None``).
 """
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -28,9 +29,17 @@ from evalpipe.sufficient_stats import resample
 MIN_SENTENCES = 10
 
 
-def length_buckets(ref_lines: Sequence[str]) -> tuple:
-    """``(labels, bucket of each segment)`` by compare-mt's reference-length buckets."""
-    return bucket_labels(LENGTH_CUTOFFS), [bisect_right(LENGTH_CUTOFFS, len(r)) for r in tokens(ref_lines)]
+def length_buckets(ref_lines: Sequence[str], cutoffs: Optional[Sequence[float]] = None) -> tuple:
+    """``(labels, bucket of each segment)`` by reference length (compare-mt's tokens; its cutoffs by default)."""
+    cutoffs = cutoffs or LENGTH_CUTOFFS
+    return bucket_labels(cutoffs), [bisect_right(cutoffs, len(r)) for r in tokens(ref_lines)]
+
+
+def score_buckets(scores: Sequence[Sequence[float]], cutoffs: Sequence[float]) -> tuple:
+    """``(labels, bucket of each segment)`` by a sentence score averaged over the systems (``scores[system]
+    [segment]``): one bucket a segment for every system, so the paired tests compare the same sentences."""
+    means = np.mean(np.asarray(scores, dtype=np.float64), axis=0)
+    return bucket_labels(cutoffs, integer=False), [bisect_right(cutoffs, m) for m in means.tolist()]
 
 
 def label_buckets(labels: Sequence[str]) -> tuple:
@@ -61,11 +70,29 @@ def _verdict(metric: Any, score: float, base: float, p: float, alpha: float) -> 
     return ("better" if ahead else "worse") if p <= alpha else "-"
 
 
+def segment_rows(specs: Sequence[Any], ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]],
+                 engine: Any = None) -> Dict[str, List[list]]:
+    """``{metric name: [per-segment statistics rows, a list a system]}`` of every metric of ``specs``, computed in
+    one pass over each system (one job a system for all metrics) on ``engine`` (local by default; a pool or Spark
+    spreads the systems' segments over processes or executors, with the same rows)."""
+    from evalpipe.engines.local import LocalEngine
+    from evalpipe.inputs import TextPairs
+    from evalpipe.scoring.pipeline import System, stats_table
+
+    systems = [System(str(k), [TextPairs(list(out), [list(ref_lines)])]) for k, out in enumerate(outs_lines)]
+    table = stats_table(systems, specs, engine or LocalEngine(), True)
+    return {spec.name: [[list(row) for row in table[(system.name, spec.name)][0].rows] for system in systems]
+            for spec in specs}
+
+
 def metric_in_buckets(metric: Any, ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names: List[str],
-                      which: List[int], trials: int, seed: int, alpha: float = 0.05) -> Dict[str, Any]:
+                      which: List[int], trials: int, seed: int, alpha: float = 0.05,
+                      rows: Optional[List[list]] = None) -> Dict[str, Any]:
     """The module docstring's analysis of one metric over the buckets ``names`` (``which``: each segment's), and
-    over all sentences (``all``: its p-values unadjusted, a family of one)."""
-    matrices = [np.asarray(metric.corpus_stats(list(out), [list(ref_lines)]), dtype=np.float64) for out in outs_lines]
+    over all sentences (``all``: its p-values unadjusted, a family of one); ``rows``: each system's per-segment
+    statistics, if computed (:func:`segment_rows`)."""
+    rows = rows if rows is not None else [metric.corpus_stats(list(out), [list(ref_lines)]) for out in outs_lines]
+    matrices = [np.asarray(r, dtype=np.float64) for r in rows]
     members = [np.flatnonzero(np.asarray(which) == b) for b in range(len(names))]
     keys = ("score", "low", "high", "p")
     systems: List[Dict[str, list]] = [{key: [] for key in keys + ("p_holm", "verdict")} for _ in outs_lines]

@@ -124,8 +124,9 @@ class Settings(NamedTuple):
     analyses (:class:`~evalpipe.scoring.compare_words.WordBuckets`, in place of F-measure by frequency), word
     counts (``freq_count_file``), label files (a line of labels a segment: the reference's, one a system's),
     source words with alignments (``(source lines, alignment lines, alignment file)``), evalpipe metrics that are
-    measures (name: metric), compare-mt's ``case_insensitive``, and the measure the examples are chosen by
-    (compare-mt's ``--compare_sentence_examples score_type``)."""
+    measures (name: metric), compare-mt's ``case_insensitive``, the measure the examples are chosen by
+    (compare-mt's ``--compare_sentence_examples score_type``), and the measures' per-segment statistics where
+    they were computed on an engine (name: a list of rows a system)."""
 
     sentence_buckets: Sequence[Any] = ()
     word_buckets: Sequence[Any] = ()
@@ -135,6 +136,7 @@ class Settings(NamedTuple):
     source: Optional[Tuple[Sequence[str], Sequence[str], str]] = None
     metrics: Dict[str, Any] = {}
     lowercase: bool = False
+    rows: Dict[str, List[list]] = {}
     examples_by: str = "sentbleu"
 
 
@@ -149,8 +151,17 @@ def _example_scores(settings: Settings, ref: List[Tokens], outs: List[List[Token
     if measure == "length":
         return measure, True, [[len(o) / len(r) for r, o in zip(ref, out)] for out in outs]
     metric = settings.metrics[measure]
-    return measure, metric.higher_is_better, [
-        [metric.score(row) for row in metric.corpus_stats(list(out), [list(ref_lines)])] for out in outs_lines]
+    return measure, metric.higher_is_better, [[metric.score(row) for row in rows]
+                                              for rows in _rows(settings, measure, (ref_lines, outs_lines))]
+
+
+def _rows(settings: Settings, name: str, lines: tuple) -> List[list]:
+    """Each system's per-segment statistics of the evalpipe metric ``name``: those computed on an engine
+    (``settings.rows``), or computed here."""
+    if name in settings.rows:
+        return settings.rows[name]
+    metric = settings.metrics[name]
+    return [metric.corpus_stats(list(out), [list(lines[0])]) for out in lines[1]]
 
 
 def _asked(doc: Dict[str, Any], settings: Settings, lines: tuple, ref: List[Tokens], outs: List[List[Tokens]],
@@ -162,8 +173,7 @@ def _asked(doc: Dict[str, Any], settings: Settings, lines: tuple, ref: List[Toke
     if settings.sentence_buckets:
         sentences = compare_sentences.Sentences([len(r) for r in ref], [[len(o) for o in out] for out in outs],
                                                 stats, sentbleu)
-        measured = {name: (metric, [metric.corpus_stats(list(out), [list(lines[0])]) for out in lines[1]])
-                    for name, metric in settings.metrics.items()}
+        measured = {name: (metric, _rows(settings, name, lines)) for name, metric in settings.metrics.items()}
         doc["sentence_buckets"] = [compare_sentences.table(spec, sentences, measured.get(spec.measure))
                                    for spec in settings.sentence_buckets]
     if settings.word_buckets:
