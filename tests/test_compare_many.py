@@ -256,8 +256,10 @@ def test_the_report_of_three_systems(tmp_path):
     assert html.count("<svg") == 1 and html.count("<h2>") == 3 + 2 + 1
     for a, b in (("Facebook-AI", "ICL"), ("ICL", "UEdin")):
         assert f"<h2>{a} and {b}</h2>" in html and f"Sentences where {b} is furthest ahead" in html
-    assert html.count('<td class="better">') == sum(1 - p["wins"] < 0.05 for p in doc["bleu_bootstrap"]["pairs"]) + \
-        sum(1 - p["losses"] < 0.05 for p in doc["bleu_bootstrap"]["pairs"]) + \
+    boots = [doc["bleu_bootstrap"]] + doc["metric_bootstrap"]  # -m with --paired-bs: chrF resampled too
+    assert [b.get("metric") for b in boots] == [None, "chrF2"]
+    assert html.count('<td class="better">') == sum(1 - p["wins"] < 0.05 for b in boots for p in b["pairs"]) + \
+        sum(1 - p["losses"] < 0.05 for b in boots for p in b["pairs"]) + \
         sum(v == "better" for column in doc["metric_buckets"][0]["systems"] for v in column["verdict"])
     bars = [p.get_height() for p in figures.bucket_figure(doc).axes[0].patches]
     assert bars == [x for column in doc["length"]["bleu"] for x in column]

@@ -291,3 +291,44 @@ def test_examples_by_what_has_no_sentence_score_is_refused(made):
     assert done.returncode == 2 and "bleu has none (compare-mt's neither): use sentbleu" in done.stderr
     done = run("compare", "-r", made["ref"], made["outs"][0], "--examples-by", "chrf")
     assert done.returncode == 2 and "--examples-by compares pairs of systems; one system is given" in done.stderr
+
+
+def test_the_bootstrap_of_any_ratio_and_any_metric_is_compare_mts_in_process(made):
+    """``--paired-ratio 0.8`` resamples as compare-mt's ``eval_with_paired_bootstrap(sample_ratio=0.8)``; each ``-m``
+    metric's intervals and wins are compare-mt's function run with that metric as its scorer (sacrebleu's corpus
+    score of the resampled sentences) -- a lower TER counted as a win."""
+    import numpy as np
+    from compare_mt import corpus_utils, scorers, sign_utils
+
+    class Sacrebleu(scorers.Scorer):  # compare-mt's scorer interface around sacrebleu, for its bootstrap
+        def __init__(self, metric, sign):
+            self.metric, self.sign = metric, sign
+
+        def cache_stats(self, ref, out, src=None):
+            return None
+
+        def score_corpus(self, ref, out, src=None):
+            hyps, refs = [" ".join(o) for o in out], [[" ".join(r) for r in ref]]
+            return self.sign * self.metric.corpus_score(hyps, refs).score, None
+
+    ref_path, outs = made["ref"], made["outs"]
+    doc = json.loads(run("compare", "-r", ref_path, *outs, "-f", "json", "-m", "chrf", "ter", "--paired-bs",
+                         "--paired-n", "20", "--paired-ratio", "0.8", "--seed", "9").stdout)
+    ref, toks = corpus_utils.load_tokens(ref_path), [corpus_utils.load_tokens(p) for p in outs]
+    direcs = [(0, 1), (0, 2), (1, 2)]
+    np.random.seed(9)
+    wins, stats = sign_utils.eval_with_paired_bootstrap(ref, toks, None, scorers.BleuScorer(), direcs, num_samples=20,
+                                                        sample_ratio=0.8)
+    boot = doc["bleu_bootstrap"]
+    assert boot["lower"] == [s["lower_bound"] for s in stats] and boot["sample_ratio"] == 0.8
+    assert [[p["wins"], p["losses"], p["not_lower"]] for p in boot["pairs"]] == wins
+    for found, metric, sign in zip(doc["metric_bootstrap"], (sacrebleu.CHRF(), sacrebleu.TER()), (1, -1)):
+        np.random.seed(9)
+        wins, stats = sign_utils.eval_with_paired_bootstrap(ref, toks, [None] * len(ref), Sacrebleu(metric, sign),
+                                                            direcs, num_samples=20, sample_ratio=0.8)
+        lower, upper = ("lower_bound", "upper_bound")[::sign]  # TER's scorer is negated: its bounds swap
+        assert found["lower"] + found["upper"] == pytest.approx(
+            [sign * s[lower] for s in stats] + [sign * s[upper] for s in stats], abs=1e-9)
+        assert [[p["wins"], p["losses"]] for p in found["pairs"]] == [w[:2] for w in wins]
+    text = run("compare", "-r", ref_path, *outs, *NAMES, "-m", "ter", "--paired-bs", "--paired-n", "50").stdout
+    assert "TER (lower is better; s1>s2: s1 is better):\n\tsys1\tsys2\tsys3\nTER\t" in text

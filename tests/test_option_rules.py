@@ -40,10 +40,9 @@ def words(command: str, flag: Flag, tmp: str) -> List[str]:
     choices = getattr(param.type, "choices", None)
     if isinstance(param.type, click.Path) and param.type.exists:
         return [flag.flag, __file__]  # a file that is there
-    value = flag.values[0] if flag.values else list(choices)[-1] if choices else {"--report": f"{tmp}/r.html", "--plot": f"{tmp}/p.svg",
-                                                "--spark-master": "local[1]", "--lang": "en",
-                                                "--eval-config": f"{tmp}/c.yaml", "--sample-rate": "0.5",
-                                                "--bucket-labels": __file__}.get(flag.flag, "3")
+    typed = {"--report": f"{tmp}/r.html", "--plot": f"{tmp}/p.svg", "--spark-master": "local[1]", "--lang": "en",
+             "--eval-config": f"{tmp}/c.yaml", "--sample-rate": "0.5", "--paired-ratio": "0.5"}
+    value = flag.values[0] if flag.values else list(choices)[-1] if choices else typed.get(flag.flag, "3")
     return [flag.flag, value]
 
 

@@ -21,6 +21,7 @@ from evalpipe.scoring.compare_systems import compare_two
 
 RULES = Rules(requires=(
     (Flag("--paired-n"), (Flag("--paired-bs"),), "it is the number of the paired bootstrap's resamples"),
+    (Flag("--paired-ratio"), (Flag("--paired-bs"),), "it is the share of sentences a paired bootstrap resample draws"),
     (Flag("--seed"), (Flag("--paired-bs"), Flag("-m")), "it seeds the bootstraps, the only draws compare makes"),
     (Flag("--confidence-n"), (Flag("-m"),), "it is the number of resamples of the metrics' bucket intervals"),
     (Flag("--bucket-labels"), (Flag("-m"),), "it buckets the metrics' scores"),
@@ -116,6 +117,9 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
                    "intervals and which system wins, for every pair")
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="resamples of the paired bootstrap (default 1000)")
+@click.option("--paired-ratio", type=click.FloatRange(min=0, max=1, min_open=True), default=0.5, show_default=True,
+              help="the share of the sentences each resample of the paired bootstrap draws (compare-mt's "
+                   "sample_ratio)")
 @opt.seed("the paired bootstrap's seed (numpy's legacy generator, as compare-mt's --seed)")
 @stacked(opt.engines("segments of the -m metrics and evalpipe measures"))
 @opt.demo("compare two of the shipped WMT21 en-de systems (Online-W and NVIDIA-NeMo, 300 segments)")
@@ -123,7 +127,7 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @opt.report()
 def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs,
             freq_corpus, freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets,
-            lowercase, segment_scores, metric_names, bucket_labels, bucket_by, bucket_cutoffs, confidence_n, options, paired_bs, paired_n, seed,
+            lowercase, segment_scores, metric_names, bucket_labels, bucket_by, bucket_cutoffs, confidence_n, options, paired_bs, paired_n, paired_ratio, seed,
             engine, workers, spark_master, demo, fmt, report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
     layout -- BLEU and length ratio, word F-measure by frequency, sentences bucketed by length, length difference
@@ -175,7 +179,8 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
         raise UsageError("--engine and --workers compute the statistics of the -m metrics and evalpipe measures; "
                          "none is asked")
     settings = settings._replace(metrics={spec.name: spec.build() for spec in built if spec.name in measures},
-                                 examples_by=examples_by, rows=rows)
+                                 examples_by=examples_by, rows=rows, sample_ratio=paired_ratio,
+                                 scored={spec.name: spec.build() for spec in specs} if paired_bs else {})
     if given and not built:
         raise UsageError(f"-o {next(iter(given))}: without -m or an evalpipe measure, compare takes only the "
                          f"segment scores' -o NAME.direction, NAME.format, NAME.field")

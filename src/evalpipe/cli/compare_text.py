@@ -64,23 +64,23 @@ def _cells(row: list) -> str:
     return "\t".join(_fmt(y) if y else "" for y in row)
 
 
-def _score_tables(scores: list, boot: Optional[dict], names: List[str]) -> List[str]:
+def _score_tables(scores: list, boot: Optional[dict], names: List[str], label: str = "BLEU") -> List[str]:
     """compare-mt's score tables: the scores; with the bootstrap, the intervals beneath and the wins (two systems:
     a column; more: a table of every pair, row system against column system)."""
     if boot is None:
-        return [_cells([""] + names), _cells(["BLEU"] + scores), ""]
+        return [_cells([""] + names), _cells([label] + scores), ""]
     intervals = [f"[{_fmt(lo)},{_fmt(up)}]" for lo, up in zip(boot["lower"], boot["upper"])]
     if len(scores) == 1:
-        return [_cells([""] + names), _cells(["BLEU"] + scores), _cells([""] + intervals), ""]
+        return [_cells([""] + names), _cells([label] + scores), _cells([""] + intervals), ""]
     verdicts = {tuple(p["systems"]): _verdict(p) for p in boot["pairs"]}
     if len(scores) == 2:
         won, p = verdicts[(0, 1)]
-        return [_cells([""] + names + ["Win?"]), _cells(["BLEU"] + scores + [won]),
+        return [_cells([""] + names + ["Win?"]), _cells([label] + scores + [won]),
                 _cells([""] + intervals + [f"p={_fmt(p)}"]), ""]
     table = [["v s1 / s2 ->"] + names[1:]] + [[names[i]] + [""] * (len(scores) - 1) for i in range(len(scores) - 1)]
     for (left, right), (won, p) in verdicts.items():
         table[left + 1][right] = f"{won} (p={_fmt(p)})"
-    return [_cells([""] + names), _cells(["BLEU"] + scores), ""] + [_cells(row) for row in table] + [""]
+    return [_cells([""] + names), _cells([label] + scores), ""] + [_cells(row) for row in table] + [""]
 
 
 def _verdict(pair: dict, threshold: float = 0.05) -> tuple:
@@ -97,6 +97,10 @@ def layout(doc: dict) -> str:
     names = doc["systems"]
     ratio = doc["length_ratio"]
     out = [_header("Aggregate Scores"), "BLEU:"] + _score_tables(doc["bleu"], doc.get("bleu_bootstrap"), names)
+    for boot in doc.get("metric_bootstrap", []):
+        direction = "higher" if boot["higher_is_better"] else "lower"
+        out += [_header("Aggregate Scores"), f"{boot['metric']} ({direction} is better; s1>s2: s1 is better):"]
+        out += _score_tables(boot["scores"], boot, names, boot["metric"])
     out += [_header("Aggregate Scores"), "length ratio:", "\t".join([""] + names), "\t".join(["length ratio"] + [
         f"{_fmt(r)} (ref={ratio['reference_words']}, out={w})" for r, w in zip(ratio["ratio"], ratio["output_words"])]),
         ""]

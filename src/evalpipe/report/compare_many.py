@@ -33,25 +33,35 @@ def _scores(doc: Dict[str, Any]) -> str:
         rows.append(row + [_num(ratio["ratio"][k], 4), str(ratio["output_words"][k])])
     out = _table(head, rows)
     if boot:
-        names = doc["systems"]
-        share = {}
-        for p in boot["pairs"]:
-            i, j = p["systems"]
-            share[(i, j)], share[(j, i)] = p["wins"], p["losses"]
-        cells = []
-        for i, name in enumerate(names):
-            row = [f'<td class="system">{escape(name)}</td>']
-            for j in range(len(names)):
-                won = share.get((i, j))
-                css = ' class="better"' if won is not None and 1 - won < 0.05 else ""
-                row.append(f"<td{css}>{'-' if won is None else f'{won:.1%}'}</td>")
-            cells.append("<tr>" + "".join(row) + "</tr>")
-        out += (f"<p class=\"caption\">compare-mt's paired bootstrap ({boot['samples']} resamples of "
-                f"{boot['sample_ratio']:.0%} of the sentences, seed {boot['seed']}): the share of resamples where the "
-                f"row system's BLEU is higher than the column system's; green where it is over 95 % (compare-mt's "
-                f"s1&gt;s2).</p><table><tr><th></th>" + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>"
-                + "".join(cells) + "</table>")
+        out += _wins(boot, doc["systems"], "BLEU", "higher")
+    for found in doc.get("metric_bootstrap", []):
+        direction = "higher" if found["higher_is_better"] else "lower"
+        out += _table(["system", f"{found['metric']} ({direction} is better)", "95 % interval"], [
+            [f'<td class="system">{escape(name)}</td>', _num(found["scores"][k]),
+             f"[{_num(found['lower'][k])}, {_num(found['upper'][k])}]"] for k, name in enumerate(doc["systems"])])
+        out += _wins(found, doc["systems"], found["metric"], direction)
     return out
+
+
+def _wins(boot: Dict[str, Any], names: List[str], metric: str, direction: str) -> str:
+    """The paired bootstrap's win shares, row system against column system, green over 95 %."""
+    share = {}
+    for p in boot["pairs"]:
+        i, j = p["systems"]
+        share[(i, j)], share[(j, i)] = p["wins"], p["losses"]
+    cells = []
+    for i, name in enumerate(names):
+        row = [f'<td class="system">{escape(name)}</td>']
+        for j in range(len(names)):
+            won = share.get((i, j))
+            css = ' class="better"' if won is not None and 1 - won < 0.05 else ""
+            row.append(f"<td{css}>{'-' if won is None else f'{won:.1%}'}</td>")
+        cells.append("<tr>" + "".join(row) + "</tr>")
+    return (f"<p class=\"caption\">compare-mt's paired bootstrap ({boot['samples']} resamples of "
+            f"{boot['sample_ratio']:.0%} of the sentences, seed {boot['seed']}): the share of resamples where the "
+            f"row system's {escape(metric)} is better ({direction}) than the column system's; green where it is "
+            f"over 95 % (compare-mt's s1&gt;s2).</p><table><tr><th></th>"
+            + "".join(f"<th>{escape(n)}</th>" for n in names) + "</tr>" + "".join(cells) + "</table>")
 
 
 def _buckets(doc: Dict[str, Any]) -> str:

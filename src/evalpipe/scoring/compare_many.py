@@ -75,7 +75,13 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
     }
     _asked(doc, settings, (ref_lines, outs_lines), ref, outs, stats, sentbleu, corpus_lines)
     if bootstrap:
-        doc["bleu_bootstrap"] = paired_bootstrap(stats, bootstrap, seed)
+        doc["bleu_bootstrap"] = paired_bootstrap(stats, bootstrap, seed, settings.sample_ratio)
+        if settings.scored:
+            doc["metric_bootstrap"] = [dict(metric_bootstrap(metric, _rows(settings, name, (ref_lines, outs_lines)),
+                                                             bootstrap, seed, settings.sample_ratio),
+                                            scores=[metric.score([sum(c) for c in zip(*column)])
+                                                    for column in _rows(settings, name, (ref_lines, outs_lines))])
+                                       for name, metric in settings.scored.items()]
     if len(outs) > 1:
         src_lines = settings.source[0] if settings.source else None
         by = _example_scores(settings, ref, outs, sentbleu, outs_lines, ref_lines)
@@ -92,24 +98,43 @@ def paired_bootstrap(stats: Sequence[list], samples: int, seed: int, ratio: floa
     ``i < j`` the shares of resamples where i scores higher (``wins``), lower (``losses``), and -- as compare-mt
     counts them -- not lower (``not_lower``: ties, and wins again).  The sums are integers, so the scores are
     compare-mt's to the last bit."""
+    tables = [[[r, o, *(x for pair in p for x in pair)] for r, o, p in column] for column in stats]
+    return bootstrap_of_rows(tables, lambda s: comparemt_bleu_of_sums(s[0], s[1], s[2::2], s[3::2]), samples, seed,
+                             ratio)
+
+
+def metric_bootstrap(metric: Any, rows: Sequence[list], samples: int, seed: int, ratio: float = 0.5
+                     ) -> Dict[str, Any]:
+    """:func:`paired_bootstrap`'s resamples (the same draws) of an evalpipe metric: its corpus score of each
+    resample's summed statistics (``rows``: each system's per-segment statistics); ``wins`` and ``losses`` in the
+    metric's direction (a win: a lower TER)."""
+    found = bootstrap_of_rows(rows, lambda s: metric.score(s), samples, seed, ratio,
+                              1.0 if metric.higher_is_better else -1.0)
+    return dict(found, metric=metric.display_name(), higher_is_better=metric.higher_is_better)
+
+
+def bootstrap_of_rows(rows: Sequence[list], score_of_sums: Any, samples: int, seed: int, ratio: float,
+                      sign: float = 1.0) -> Dict[str, Any]:
+    """compare-mt's paired bootstrap (:func:`paired_bootstrap`) of any score of summed per-segment statistics
+    (``rows[system][segment]``); ``sign`` -1 counts a lower score as a win."""
     import numpy as np
 
-    n = len(stats[0])
+    n = len(rows[0])
     size = int(n * ratio)
     rng = np.random.RandomState(seed)
     draws = np.zeros((samples, n), dtype=np.int64)
     for k in range(samples):
         np.add.at(draws[k], rng.choice(n, size=size, replace=True), 1)
     scores = []
-    for column in stats:
-        table = np.array([[r, o, *(x for pair in p for x in pair)] for r, o, p in column], dtype=np.int64)
-        sums = (draws @ table).tolist()
-        scores.append([comparemt_bleu_of_sums(s[0], s[1], s[2::2], s[3::2]) for s in sums])
+    for column in rows:
+        table = np.asarray(column)
+        sums = (draws @ (table if table.dtype.kind in "iu" else table.astype(np.float64))).tolist()
+        scores.append([score_of_sums(s) for s in sums])
     pairs = []
-    for i in range(len(stats)):
-        for j in range(i + 1, len(stats)):
-            wins = sum(a > b for a, b in zip(scores[i], scores[j]))
-            losses = sum(a < b for a, b in zip(scores[i], scores[j]))
+    for i in range(len(rows)):
+        for j in range(i + 1, len(rows)):
+            wins = sum(sign * a > sign * b for a, b in zip(scores[i], scores[j]))
+            losses = sum(sign * a < sign * b for a, b in zip(scores[i], scores[j]))
             pairs.append({"systems": [i, j], "wins": wins / samples, "losses": losses / samples,
                           "not_lower": (samples - losses) / samples})
     bounds = [sorted(column) for column in scores]
@@ -126,7 +151,9 @@ class Settings(NamedTuple):
     source words with alignments (``(source lines, alignment lines, alignment file)``), evalpipe metrics that are
     measures (name: metric), compare-mt's ``case_insensitive``, the measure the examples are chosen by
     (compare-mt's ``--compare_sentence_examples score_type``), and the measures' per-segment statistics where
-    they were computed on an engine (name: a list of rows a system)."""
+    they were computed on an engine (name: a list of rows a system); with the bootstrap, the evalpipe metrics whose
+    corpus scores are resampled beside BLEU (``-m``: name -> metric) and the share of sentences a resample draws
+    (compare-mt's ``sample_ratio``)."""
 
     sentence_buckets: Sequence[Any] = ()
     word_buckets: Sequence[Any] = ()
@@ -137,6 +164,8 @@ class Settings(NamedTuple):
     metrics: Dict[str, Any] = {}
     lowercase: bool = False
     rows: Dict[str, List[list]] = {}
+    scored: Dict[str, Any] = {}
+    sample_ratio: float = 0.5
     examples_by: str = "sentbleu"
 
 
@@ -160,7 +189,7 @@ def _rows(settings: Settings, name: str, lines: tuple) -> List[list]:
     (``settings.rows``), or computed here."""
     if name in settings.rows:
         return settings.rows[name]
-    metric = settings.metrics[name]
+    metric = {**settings.metrics, **settings.scored}[name]
     return [metric.corpus_stats(list(out), [list(lines[0])]) for out in lines[1]]
 
 
