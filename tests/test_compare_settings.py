@@ -332,3 +332,21 @@ def test_the_bootstrap_of_any_ratio_and_any_metric_is_compare_mts_in_process(mad
         assert [[p["wins"], p["losses"]] for p in found["pairs"]] == [w[:2] for w in wins]
     text = run("compare", "-r", ref_path, *outs, *NAMES, "-m", "ter", "--paired-bs", "--paired-n", "50").stdout
     assert "TER (lower is better; s1>s2: s1 is better):\n\tsys1\tsys2\tsys3\nTER\t" in text
+
+
+@pytest.mark.parametrize("root", data_roots()[1:])
+def test_settings_on_all_1002_segments(root):
+    """Settings without files of their own, on the full WMT21 en-de test set (when ../shared/data is there)."""
+    ref, outs = files(root, SYSTEMS)
+    mine = run("compare", "-r", ref, *outs, *NAMES, "-lc", "--word-buckets", "by=freq,cutoffs=2:20:200,accuracy=fmeas",
+               "--sentence-buckets", "by=lengthdiff,statistic=score,measure=sentbleu,cutoffs=-5:0:5",
+               "--examples-by", "length")
+    assert mine.returncode == 0, mine.stderr
+    their = theirs(ref, outs, "--compare_word_accuracies",
+                   "bucket_type=freq,bucket_cutoffs=2:20:200,case_insensitive=True",
+                   "--compare_scores", "score_type=bleu,case_insensitive=True", "score_type=length",
+                   "--compare_sentence_buckets", "bucket_type=lengthdiff,statistic_type=score,score_measure=sentbleu,"
+                   "bucket_cutoffs=-5:0:5,case_insensitive=True",
+                   "--compare_ngrams", "compare_type=match,case_insensitive=True",
+                   "--compare_sentence_examples", "score_type=length,case_insensitive=True")
+    assert_same_text(mine.stdout, [line for line in their if not line.startswith("Reading frequency from")])
