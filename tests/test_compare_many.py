@@ -114,7 +114,7 @@ def test_json_of_three_systems_and_what_three_cannot_do(tmp_path):
     assert all(len(column) == len(doc["length_difference"]["buckets"]) for column in
                doc["length_difference"]["sentences"])
     for args, says in ((["--segment-scores", f"comet={outs[0]}", "--report", tmp_path / "r.html"],
-                        "--segment-scores compares two systems; 3 given"),
+                        f"{outs[0]}, line 1: expected a score (a number), got "),
                        (["--labels", "a,b"], "expected 3 labels")):
         refused = run("compare", "-r", ref, *outs, *args)
         assert refused.returncode != 0 and says in refused.stderr and "Traceback" not in refused.stderr

@@ -285,6 +285,30 @@ def test_compare_by_segment_scores(systems, tmp_path):
     assert [e["index"] for e in part["examples"]["system1"]] == [i for _, i in gaps[:3]]
     assert [e["index"] for e in part["examples"]["system2"]] == [i for _, i in gaps[::-1][:3]]
     assert sum(part["length"]["sentences"]) == len(scores[0])
-    refused = _run(["compare", files[0], files[1], "-r", DEMO / "ref.de", "--segment-scores",
-                    f"COMET={tmp_path / 'comet.txt'}", "--report", tmp_path / "r.html"])
-    assert refused.returncode == 2 and "--segment-scores and --report cannot go together" in refused.stderr
+    table = json.loads(done.stdout)["metric_buckets"][0]  # and by bucket, as a metric
+    assert table["metric"] == "COMET" and table["all"]["score"] == part["mean"]
+
+
+def test_compare_any_number_of_systems_by_segment_scores(systems, tmp_path):
+    """Three systems: the segment scores are a metric in every bucket (each bucket's score the mean of its
+    segments' scores), resampled by --paired-bs beside BLEU, and drawn in the report."""
+    from evalpipe.scoring.compare_systems import LENGTH_CUTOFFS, tokens
+
+    files, scores = systems
+    (tmp_path / "comet.txt").write_text(comet_score_output(files, scores), encoding="utf-8")
+    report = tmp_path / "r.html"
+    done = _run(["compare", *files, "-r", DEMO / "ref.de", "--segment-scores", f"COMET={tmp_path / 'comet.txt'}",
+                 "--paired-bs", "--paired-n", "50", "-f", "json", "--report", report])
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    (table,) = doc["metric_buckets"]
+    lengths = [len(t) for t in tokens((DEMO / "ref.de").read_text(encoding="utf-8").split("\n")[:-1])]
+    which = [sum(n >= c for c in LENGTH_CUTOFFS) for n in lengths]
+    for k, values in enumerate(scores):
+        assert table["all"]["score"][k] == pytest.approx(statistics.mean(values), rel=1e-12)
+        for b, score in enumerate(table["systems"][k]["score"]):
+            mine = [v for v, w in zip(values, which) if w == b]
+            assert score == (pytest.approx(statistics.mean(mine), rel=1e-12) if mine else None)
+    (boot,) = doc["metric_bootstrap"]
+    assert boot["metric"] == "COMET" and boot["scores"] == pytest.approx([statistics.mean(v) for v in scores])
+    assert "COMET by length" in report.read_text(encoding="utf-8") and "segment_scores" not in doc

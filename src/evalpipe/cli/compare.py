@@ -9,7 +9,7 @@ import click
 
 from evalpipe.cli import options as opt
 from evalpipe.cli.base import Command, Flag, Rules, check_rules, given_flags, stacked
-from evalpipe.cli.score_corpus import _segment_score_specs, demo_files
+from evalpipe.cli.score_corpus import _distinct, _segment_score_specs, demo_files
 from evalpipe.corpus import check_same_length, read_lines, write_atomically
 from evalpipe.errors import InputError, UsageError
 from evalpipe.registry import metric_specs, parse_key_values
@@ -19,14 +19,17 @@ from evalpipe.scoring.compare_sentences import COMPAREMT_MEASURES
 from evalpipe.scoring.compare_systems import compare_two
 
 
+#: what the metrics' bucket tables are of: evalpipe metrics, and segment scores computed elsewhere
+SCORED = (Flag("-m"), Flag("--segment-scores"))
 RULES = Rules(requires=(
     (Flag("--paired-n"), (Flag("--paired-bs"),), "it is the number of the paired bootstrap's resamples"),
     (Flag("--paired-ratio"), (Flag("--paired-bs"),), "it is the share of sentences a paired bootstrap resample draws"),
-    (Flag("--seed"), (Flag("--paired-bs"), Flag("-m")), "it seeds the bootstraps, the only draws compare makes"),
-    (Flag("--confidence-n"), (Flag("-m"),), "it is the number of resamples of the metrics' bucket intervals"),
-    (Flag("--bucket-labels"), (Flag("-m"),), "it buckets the metrics' scores"),
-    (Flag("--bucket-by"), (Flag("-m"),), "it buckets the metrics' scores"),
-    (Flag("--bucket-cutoffs"), (Flag("-m"),), "they bound the buckets of the metrics' scores"),
+    (Flag("--seed"), (Flag("--paired-bs"), Flag("-m"), Flag("--segment-scores")),
+     "it seeds the bootstraps, the only draws compare makes"),
+    (Flag("--confidence-n"), SCORED, "it is the number of resamples of the metrics' bucket intervals"),
+    (Flag("--bucket-labels"), SCORED, "it buckets the metrics' scores"),
+    (Flag("--bucket-by"), SCORED, "it buckets the metrics' scores"),
+    (Flag("--bucket-cutoffs"), SCORED, "they bound the buckets of the metrics' scores"),
     (Flag("--alignments"), (Flag("--source"),), "it aligns the source's words to the reference's"),
     (Flag("--source"), (Flag("--alignments"),), "the source words' analysis needs their alignments to the reference"),
     (Flag("--labels-ref"), (Flag("--word-buckets"),), "it labels the words of --word-buckets by=label"),
@@ -92,9 +95,10 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
               help="case-insensitive analyses (compare-mt's case_insensitive=True); the -m metrics and evalpipe "
                    "measures take their own -o options")
 @click.option("--segment-scores", "segment_scores", multiple=True, metavar="NAME=FILE[,FILE]",
-              help="two systems: also compare by segment scores computed elsewhere (COMET, MetricX; repeat): each "
-                   "system's mean, the means by reference length, the sentences where each is furthest ahead; "
-                   "comet-score's output or a seg.score file naming both systems, or one file a system; "
+              help="segment scores computed elsewhere (COMET, MetricX; repeat), scored by bucket as the -m metrics "
+                   "(their mean, an interval a bucket, tests against the first system; with --paired-bs resampled "
+                   "too); with two systems also the sentences where each is furthest ahead by them; comet-score's "
+                   "output or a seg.score file naming the systems, or one file a system; "
                    "-o NAME.direction|format|field")
 @opt.metrics("also score with these evalpipe metrics (bleu chrf ter ...): each system's score by bucket of "
              "sentences, with a 95% interval a bucket and a paired test against the first system, Holm-adjusted "
@@ -167,14 +171,17 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
         raise click.BadParameter("expected a sentence score; bleu has none (compare-mt's neither): use sentbleu",
                                  param_hint="--examples-by")
     built = metric_specs(list(metric_names) + measures, given) if metric_names or measures else []
-    specs = [spec for spec in built if spec.name in metric_names]
+    _distinct(scores_given, [spec.name for spec in built])
+    score_specs, score_values = _read_segment_scores(scores_given, systems, len(texts[ref]))
+    # the metrics scored by bucket (and resampled with --paired-bs): -m's, and the segment scores computed elsewhere
+    specs = [spec for spec in built if spec.name in metric_names] + score_specs
     rows = {}
-    if built:  # every evalpipe metric's statistics of every segment of every system, in one pass, on the engine
+    if built or score_specs:  # every metric's statistics of every segment of every system, in one pass, on the engine
         from evalpipe.engines import make_engine
         from evalpipe.scoring.compare_buckets import segment_rows
 
         with make_engine(engine, workers, spark_master=spark_master) as runner:
-            rows = segment_rows(built, texts[ref], [texts[s] for s in systems], runner)
+            rows = segment_rows(built + score_specs, texts[ref], [texts[s] for s in systems], runner, score_values)
     if not built and {"--engine", "--workers", "--spark-master"} & set(given_flags(click.get_current_context())):
         raise UsageError("--engine and --workers compute the statistics of the -m metrics and evalpipe measures; "
                          "none is asked")
@@ -184,11 +191,6 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
     if given and not built:
         raise UsageError(f"-o {next(iter(given))}: without -m or an evalpipe measure, compare takes only the "
                          f"segment scores' -o NAME.direction, NAME.format, NAME.field")
-    if len(systems) != 2 and scores_given:
-        raise UsageError(f"--segment-scores compares two systems; {len(systems)} given")
-    if scores_given and report_file:
-        raise UsageError("--segment-scores and --report cannot go together yet: the report shows compare-mt's "
-                         "analyses only (use -f json for the scores' analyses)")
     analyses = analyse(texts[ref], [texts[s] for s in systems], names, top, examples,
                        bootstrap=(paired_n or 1000) if paired_bs else 0, seed=seed,
                        ngrams=NgramSettings(ngram_type, ngram_min, ngram_max, ngram_alpha), pairs=directions,
@@ -207,19 +209,12 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
             spec.build(), texts[ref], [texts[s] for s in systems], which[0], which[1], confidence_n or 1000, seed,
             rows=rows[spec.name]), bucket_by=which[2]) for spec in specs]
         doc.setdefault("metric_buckets", analyses["metric_buckets"])
-    if scores_given:
-        from evalpipe.registry import ScoresSpec
-        from evalpipe.score_files import scores_for_systems
+    if score_specs and len(systems) == 2:  # two systems: the scores' means, by length, and examples too
         from evalpipe.scoring.compare_systems import compare_scores
 
-        doc["segment_scores"] = []
-        for name, paths, own in scores_given:
-            metric = ScoresSpec.of(name, own).build()
-            found = scores_for_systems(name, paths, list(systems), len(texts[ref]), own.get("format", "auto"),
-                                       own.get("field"))
-            doc["segment_scores"].append(compare_scores(name, texts[ref], [texts[s] for s in systems],
-                                                        [found[s] for s in systems], metric.higher_is_better,
-                                                        examples))
+        doc["segment_scores"] = [compare_scores(spec.name, texts[ref], [texts[s] for s in systems],
+                                                score_values[spec.name], spec.build().higher_is_better, examples)
+                                 for spec in score_specs]
     if report_file:
         from evalpipe.report import page
         from evalpipe.report.compare_many import compare_many_report
@@ -255,6 +250,20 @@ def _pairs(text: str, count: int) -> list:
                                      param_hint="--pairs")
         found.append((i, j))
     return found
+
+
+def _read_segment_scores(scores_given: list, systems: tuple, segments: int) -> tuple:
+    """``([ScoresSpec per --segment-scores], {name: [each system's scores]})``, every file read and matched to the
+    systems here."""
+    from evalpipe.registry import ScoresSpec
+    from evalpipe.score_files import scores_for_systems
+
+    specs, values = [], {}
+    for name, paths, own in scores_given:
+        specs.append(ScoresSpec.of(name, own))
+        found = scores_for_systems(name, paths, list(systems), segments, own.get("format", "auto"), own.get("field"))
+        values[name] = [found[s] for s in systems]
+    return specs, values
 
 
 def _settings(ref_lines: list, outs_lines: list, freq_counts, word_buckets, labels_ref, labels_sys, source_file,

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from evalpipe.errors import Unscorable
 from evalpipe.scoring.compare_systems import LENGTH_CUTOFFS, bucket_labels, tokens
 from evalpipe.sufficient_stats import resample
 
@@ -49,14 +50,25 @@ def label_buckets(labels: Sequence[str]) -> tuple:
     return names, [where[label] for label in labels]
 
 
+def _score_or_none(metric: Any, row: list) -> Optional[float]:
+    """The metric's score of summed statistics, or None where it is undefined (no segment with a score)."""
+    try:
+        return metric.score(row)
+    except Unscorable:
+        return None
+
+
 def _scored(metric: Any, matrices: List[np.ndarray], idx: np.ndarray, trials: int, seed: int) -> List[tuple]:
     """``(score, low, high, p against the first)`` of each system on the sentences ``idx`` (no interval or test
     under :data:`MIN_SENTENCES`)."""
-    scores = [metric.score(m[idx].sum(0).tolist()) for m in matrices]
-    if len(idx) < MIN_SENTENCES:  # no interval, no test: a resample of a few sentences is nearly always them
-        return [(score, None, None, None) for score in scores]
+    scores = [_score_or_none(metric, m[idx].sum(0).tolist()) for m in matrices]
+    if len(idx) < MIN_SENTENCES or None in scores:  # no interval, no test: a resample of a few sentences is nearly
+        return [(score, None, None, None) for score in scores]  # always them; a score undefined tests nothing
     counts = resample.bootstrap_counts(len(idx), trials, seed)
-    boots = [resample.row_scorer(metric)(counts @ m[idx]) for m in matrices]
+    try:
+        boots = [resample.row_scorer(metric)(counts @ m[idx]) for m in matrices]
+    except Unscorable:  # a resample of segments none of which has a score (precomputed scores with gaps)
+        return [(score, None, None, None) for score in scores]
     out = []
     for k, score in enumerate(scores):
         _, low, high = resample.confidence_interval(boots[k])
@@ -71,15 +83,19 @@ def _verdict(metric: Any, score: float, base: float, p: float, alpha: float) -> 
 
 
 def segment_rows(specs: Sequence[Any], ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]],
-                 engine: Any = None) -> Dict[str, List[list]]:
+                 engine: Any = None, scores: Optional[Dict[str, List[list]]] = None) -> Dict[str, List[list]]:
     """``{metric name: [per-segment statistics rows, a list a system]}`` of every metric of ``specs``, computed in
     one pass over each system (one job a system for all metrics) on ``engine`` (local by default; a pool or Spark
-    spreads the systems' segments over processes or executors, with the same rows)."""
+    spreads the systems' segments over processes or executors, with the same rows); a
+    :class:`~evalpipe.registry.ScoresSpec` among them reads ``scores[name]`` (each system's segment scores computed
+    elsewhere)."""
     from evalpipe.engines.local import LocalEngine
-    from evalpipe.inputs import TextPairs
+    from evalpipe.inputs import ScorePairs, TextPairs
     from evalpipe.scoring.pipeline import System, stats_table
 
-    systems = [System(str(k), [TextPairs(list(out), [list(ref_lines)])]) for k, out in enumerate(outs_lines)]
+    systems = [System(str(k), [TextPairs(list(out), [list(ref_lines)])],
+                      {name: ScorePairs(values[k]) for name, values in (scores or {}).items()})
+               for k, out in enumerate(outs_lines)]
     table = stats_table(systems, specs, engine or LocalEngine(), True)
     return {spec.name: [[list(row) for row in table[(system.name, spec.name)][0].rows] for system in systems]
             for spec in specs}
