@@ -181,22 +181,11 @@ def ngram_counts(ref: List[Tokens], out: List[Tokens], min_order: int = 1, max_o
     return match, over, under
 
 
-def ngram_matches(ref: List[Tokens], out: List[Tokens], max_order: int = 4) -> Counter:
-    """How often each n-gram (orders 1..``max_order``, as word tuples) of the output matches the reference,
-    summed over sentences: ``min(count_out, count_ref)`` per sentence."""
-    total: Counter = Counter()
-    for r, o in zip(ref, out):
-        for n in range(1, max_order + 1):
-            reference = _ngrams(r, n)
-            total.update({g: min(c, reference[g]) for g, c in _ngrams(o, n).items() if g in reference})
-    return total
-
-
 def characteristic_ngrams(ref: List[Tokens], out1: List[Tokens], out2: List[Tokens], alpha: float = 1.0,
                           max_order: int = 4) -> Dict[Tuple[str, ...], Tuple[float, int, int]]:
     """Every n-gram either system matches: ``(share, matches by system 1, matches by system 2)``, share
     ``(m1 + alpha) / (m1 + m2 + 2 alpha)``."""
-    m1, m2 = ngram_matches(ref, out1, max_order), ngram_matches(ref, out2, max_order)
+    m1, m2 = ngram_counts(ref, out1, 1, max_order)[0], ngram_counts(ref, out2, 1, max_order)[0]
     return {g: ((m1[g] + alpha) / (m1[g] + m2[g] + 2 * alpha), m1[g], m2[g]) for g in m1.keys() | m2.keys()}
 
 
