@@ -60,25 +60,25 @@ def word_accuracy_by_frequency(ref: List[Tokens], outs: Sequence[List[Tokens]],
     frequency = counts if counts is not None else Counter(
         w for sentence in (ref if corpus is None else corpus) for w in sentence)
     bucket = {w: bisect_right(cutoffs, c) for w, c in frequency.items()}
-    unseen = bisect_right(cutoffs, 0)
     return {"buckets": bucket_labels(cutoffs), "systems": word_accuracy_by_word(
-        ref, outs, lambda w: bucket.get(w, unseen), len(cutoffs) + 1)}
+        ref, outs, bucket, bisect_right(cutoffs, 0), len(cutoffs) + 1)}
 
 
-def word_accuracy_by_word(ref: List[Tokens], outs: Sequence[List[Tokens]], bucket_of: Any, buckets: int
-                          ) -> List[List[tuple]]:
-    """The rows of :func:`word_accuracy_by_frequency` where a word's bucket is ``bucket_of(word)`` (a matched
-    output word is in its reference word's bucket, which is its own)."""
+def word_accuracy_by_word(ref: List[Tokens], outs: Sequence[List[Tokens]], bucket: Dict[str, int], other: int,
+                          buckets: int) -> List[List[tuple]]:
+    """The rows of :func:`word_accuracy_by_frequency` where a word's bucket is ``bucket[word]`` (``other`` for a
+    word not in it); a matched output word is in its reference word's bucket, which is its own."""
     ref_total = [0] * buckets
     out_total = [[0] * buckets for _ in outs]
     matched = [[0] * buckets for _ in outs]
+    get = bucket.get
     for i, sentence in enumerate(ref):
         ref_counts = Counter(sentence)
         for w, c in ref_counts.items():
-            ref_total[bucket_of(w)] += c
+            ref_total[get(w, other)] += c
         for k, out in enumerate(outs):
             for w, c in Counter(out[i]).items():
-                b = bucket_of(w)
+                b = get(w, other)
                 out_total[k][b] += c
                 matched[k][b] += min(c, ref_counts.get(w, 0))
     return [accuracy_rows(matched[k], ref_total, out_total[k]) for k in range(len(outs))]

@@ -98,7 +98,9 @@ def word_table(spec: WordBuckets, ref: List[Tokens], outs: Sequence[List[Tokens]
         found = word_accuracy_by_frequency(ref, outs, spec.cutoffs or FREQUENCY_CUTOFFS, corpus, counts)
         labels, systems = found["buckets"], found["systems"]
     elif spec.by == "case":
-        labels, systems = list(CASES), word_accuracy_by_word(ref, outs, _case, len(CASES))
+        vocabulary = {w for corpus in (ref, *outs) for sentence in corpus for w in sentence}
+        labels, systems = list(CASES), word_accuracy_by_word(ref, outs, {w: _case(w) for w in vocabulary}, 3,
+                                                             len(CASES))
     else:
         labels = list(spec.labels) + ["other"]
         systems = _by_label(ref, outs, ref_labels, out_labels, spec.labels)
