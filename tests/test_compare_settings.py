@@ -109,6 +109,13 @@ SETTINGS = [
      ["--compare_word_accuracies", "bucket_type=label,label_set=CAP+NUM+PUNCT,ref_labels=LREF,out_labels=LSYS"]),
     (["--source", "SRC", "--alignments", "ALIGN"],
      ["--src_file", "SRC", "--compare_src_word_accuracies", "ref_align_file=ALIGN"]),
+    (["--ngram-labels", "--ngram-type", "under", "--ngram-max", "3"] + LABEL_FILES,
+     ["--compare_ngrams", "compare_type=under,max_ngram_length=3,ref_labels=LREF,out_labels=LSYS"]),
+    # one pair: compare-mt's later pairs also list label n-grams neither of their systems has (share 1/2, counts 0
+    # and 0), left in its dictionaries by the earlier pairs -- with labels, few enough to reach its lists
+    (["--ngram-labels", "--pairs", "2-1"] + LABEL_FILES,
+     ["--compare_ngrams", "compare_type=match,compare_directions=2-1,ref_labels=LREF,out_labels=LSYS",
+      "--compare_sentence_examples", "compare_directions=2-1"]),
     (["--freq-counts", "COUNTS"], ["--compare_word_accuracies", "bucket_type=freq,freq_count_file=COUNTS"]),
     (["--freq-counts", "COUNTS", "-lc", "--word-buckets", "by=freq,cutoffs=3:30"],
      ["--compare_word_accuracies", "bucket_type=freq,freq_count_file=COUNTS,case_insensitive=True,bucket_cutoffs=3:30",
@@ -204,7 +211,7 @@ BAD = [
     (["--word-buckets", "by=case,cutoffs=1:2"], "cutoffs act only with by=freq"),
     (["--word-buckets", "by=label"], "by=label takes labels=A+B+..."),
     (["--word-buckets", "by=label,labels=NUM"], "--word-buckets by=label reads the words' labels: give --labels-ref"),
-    (["--word-buckets", "by=case", "--labels-ref", "LREF"], "--labels-ref labels words for --word-buckets by=label"),
+    (["--word-buckets", "by=case", "--labels-ref", "LREF"], "--labels-ref labels words for --word-buckets by=label or"),
     (["--word-buckets", "by=label,labels=NUM", "--labels-ref", "LREF", "--labels-sys", "LSYS0"],
      "expected one label file a system (3), got 1"),
     (["--word-buckets", "by=case", "--freq-counts", "COUNTS"], "--freq-counts gives word frequencies; no analysis"),

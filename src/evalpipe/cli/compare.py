@@ -32,7 +32,9 @@ RULES = Rules(requires=(
     (Flag("--bucket-cutoffs"), SCORED, "they bound the buckets of the metrics' scores"),
     (Flag("--alignments"), (Flag("--source"),), "it aligns the source's words to the reference's"),
     (Flag("--source"), (Flag("--alignments"),), "the source words' analysis needs their alignments to the reference"),
-    (Flag("--labels-ref"), (Flag("--word-buckets"),), "it labels the words of --word-buckets by=label"),
+    (Flag("--labels-ref"), (Flag("--word-buckets"), Flag("--ngram-labels")),
+     "it labels the words of --word-buckets by=label or --ngram-labels"),
+    (Flag("--ngram-labels"), (Flag("--labels-ref"),), "the n-grams compared are of the words' labels"),
     (Flag("--labels-sys"), (Flag("--labels-ref"),), "the systems' labels go with the reference's")),
     conflicts=((Flag("--freq-counts"), Flag("--freq-corpus"), "both say where word frequencies come from"),
                (Flag("--bucket-labels"), Flag("--bucket-by"), "both say how the segments are bucketed"),
@@ -41,7 +43,7 @@ RULES = Rules(requires=(
 
 #: the options of the analyses of pairs of systems (n-grams, examples): with one system they cannot act
 PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pairs", "--top", "--examples",
-            "--examples-by")
+            "--examples-by", "--ngram-labels")
 
 
 @click.command("compare", cls=Command, aliases={"--names": "--labels"})
@@ -68,6 +70,9 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @click.option("--pairs", metavar="I-J[;I-J...]", default="0-1", show_default=True,
               help="the pairs of systems whose n-grams and sentences are compared, numbered from 0 in the order "
                    "given (compare-mt's compare_directions)")
+@click.option("--ngram-labels", is_flag=True,
+              help="compare n-grams of the words' labels (--labels-ref, --labels-sys: POS tags, say) instead of "
+                   "the words (compare-mt's --compare_ngrams ref_labels=...,out_labels=...)")
 @click.option("--freq-corpus", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
               help="count word frequencies in this corpus (e.g. the training data) instead of the reference "
                    "(compare-mt's freq_corpus_file)")
@@ -130,7 +135,7 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @opt.fmt(["text", "json"], "text")
 @opt.report()
 def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs,
-            freq_corpus, freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets,
+            ngram_labels, freq_corpus, freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets,
             lowercase, segment_scores, metric_names, bucket_labels, bucket_by, bucket_cutoffs, confidence_n, options, paired_bs, paired_n, paired_ratio, seed,
             engine, workers, spark_master, demo, fmt, report_file) -> None:
     """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
@@ -162,7 +167,7 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
     given = parse_key_values(options)
     scores_given = _segment_score_specs(tuple(segment_scores), given)
     settings = _settings(texts[ref], [texts[s] for s in systems], freq_counts, word_buckets, labels_ref, labels_sys,
-                         source_file, alignments, sentence_buckets, lowercase)
+                         source_file, alignments, sentence_buckets, lowercase, ngram_labels)
     measures = sorted({spec.measure for spec in settings.sentence_buckets if spec.measure not in COMPAREMT_MEASURES
                        and (spec.by == "score" or spec.statistic == "score")}
                       | ({examples_by} if examples_by not in COMPAREMT_MEASURES else set())
@@ -267,7 +272,7 @@ def _read_segment_scores(scores_given: list, systems: tuple, segments: int) -> t
 
 
 def _settings(ref_lines: list, outs_lines: list, freq_counts, word_buckets, labels_ref, labels_sys, source_file,
-              alignments, sentence_buckets, lowercase) -> Settings:
+              alignments, sentence_buckets, lowercase, ngram_labels) -> Settings:
     """compare-mt's other analyses and settings from their options, every file read and checked here."""
     from evalpipe.scoring import compare_sentences, compare_words
 
@@ -276,8 +281,8 @@ def _settings(ref_lines: list, outs_lines: list, freq_counts, word_buckets, labe
     if by_label and not labels_ref:
         raise UsageError("--word-buckets by=label reads the words' labels: give --labels-ref FILE and "
                          "--labels-sys FILE for each system")
-    if labels_ref and not by_label:
-        raise UsageError("--labels-ref labels words for --word-buckets by=label; no such analysis is asked")
+    if labels_ref and not (by_label or ngram_labels):
+        raise UsageError("--labels-ref labels words for --word-buckets by=label or --ngram-labels; neither is asked")
     ref_labels = out_labels = None
     if labels_ref:
         if len(labels_sys) != len(outs_lines):
@@ -297,7 +302,8 @@ def _settings(ref_lines: list, outs_lines: list, freq_counts, word_buckets, labe
     if source:
         check_same_length([(source_file, source[0]), ("the reference", ref_lines)])
     return Settings(tuple(compare_sentences.parse(text) for text in sentence_buckets), tuple(words), counts,
-                    ref_labels, out_labels, source, {}, lowercase)
+                    ref_labels, out_labels, source, {}, lowercase,
+                    ngram_label_files=(labels_ref, list(labels_sys)) if ngram_labels else None)
 
 
 def _buckets(labels_file: Optional[str], bucket_by: str, cutoffs_text: Optional[str], ref_lines: list, rows: dict,

@@ -136,6 +136,9 @@ def _ngram_lines(pairs: List[dict], names: List[str]) -> List[str]:
     out = [_header("N-gram Difference Analysis"),
            f"--- min_ngram_length={ngram['min_order']}, max_ngram_length={ngram['max_order']}",
            f"    report_length={top}, alpha={ngram['alpha']}, compare_type={ngram['kind']}"]
+    if ngram.get("label_files"):  # compare-mt names the label files of n-grams of labels
+        ref_file, sys_files = ngram["label_files"]
+        out.append(f"    ref_labels={ref_file}," + "".join(f" out{i}_labels={f}," for i, f in enumerate(sys_files)))
     for pair in pairs:
         left, right = pair["systems"]
         a, b = names[left], names[right]

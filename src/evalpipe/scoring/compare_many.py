@@ -21,7 +21,8 @@ from bisect import bisect_right
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from evalpipe.errors import InputError
-from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, ngram_counts,
+from evalpipe.scoring.compare_systems import (Tokens, bleu_by_length, bucket_labels, labelled_ngram_counts,
+                                              ngram_counts,
                                               comparemt_bleu, comparemt_bleu_of_sums, comparemt_bleu_stats_of_systems,
                                               sentence_bleu_of,
                                               score_differences, tokens, word_accuracy_by_frequency)
@@ -85,8 +86,12 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
     if len(outs) > 1:
         src_lines = settings.source[0] if settings.source else None
         by = _example_scores(settings, ref, outs, sentbleu, outs_lines, ref_lines)
+        labelled = (settings.ref_labels, settings.out_labels) if settings.ngram_label_files else None
         doc["pairs"] = [_pair(ref, ref_lines, outs, outs_lines, left, right, top, examples, ngrams or NgramSettings(),
-                              src_lines, by) for left, right in pairs]
+                              src_lines, by, labelled) for left, right in pairs]
+        if labelled:
+            for pair in doc["pairs"]:
+                pair["ngram_settings"]["label_files"] = settings.ngram_label_files
     return doc
 
 
@@ -153,7 +158,8 @@ class Settings(NamedTuple):
     (compare-mt's ``--compare_sentence_examples score_type``), and the measures' per-segment statistics where
     they were computed on an engine (name: a list of rows a system); with the bootstrap, the evalpipe metrics whose
     corpus scores are resampled beside BLEU (``-m``: name -> metric) and the share of sentences a resample draws
-    (compare-mt's ``sample_ratio``)."""
+    (compare-mt's ``sample_ratio``); the label files (the reference's, the systems') when the n-grams compared are
+    of labels."""
 
     sentence_buckets: Sequence[Any] = ()
     word_buckets: Sequence[Any] = ()
@@ -166,6 +172,7 @@ class Settings(NamedTuple):
     rows: Dict[str, List[list]] = {}
     scored: Dict[str, Any] = {}
     sample_ratio: float = 0.5
+    ngram_label_files: Optional[Tuple[str, List[str]]] = None
     examples_by: str = "sentbleu"
 
 
@@ -231,13 +238,18 @@ class NgramSettings(NamedTuple):
 
 def _pair(ref: List[Tokens], ref_lines: Sequence[str], outs: List[List[Tokens]],
           outs_lines: Sequence[Sequence[str]], left: int, right: int, top: int, examples: int,
-          settings: NgramSettings, src_lines: Optional[Sequence[str]] = None, by: Optional[tuple] = None
-          ) -> Dict[str, Any]:
+          settings: NgramSettings, src_lines: Optional[Sequence[str]] = None, by: Optional[tuple] = None,
+          labelled: Optional[tuple] = None) -> Dict[str, Any]:
     """n-grams and sentence examples of systems ``left`` and ``right`` (compare-mt's lists, ties ordered): the
     share ``(c1 + alpha) / (c1 + c2 + 2 alpha)`` of the n-grams' counts of the kind asked (matched, over- or
     under-produced), each listed with its matches (what compare-mt prints beside every kind); each example with its
-    source where ``src_lines`` are given."""
-    counted = [ngram_counts(ref, outs[k], settings.min_order, settings.max_order) for k in (left, right)]
+    source where ``src_lines`` are given; ``labelled``: the reference's and the systems' word labels, whose
+    n-grams are compared instead of the words'."""
+    if labelled is None:
+        counted = [ngram_counts(ref, outs[k], settings.min_order, settings.max_order) for k in (left, right)]
+    else:  # n-grams of labels
+        counted = [labelled_ngram_counts(ref, outs[k], labelled[0], labelled[1][k], settings.min_order,
+                                         settings.max_order) for k in (left, right)]
     kind = ("match", "over", "under").index(settings.kind)
     c1, c2 = counted[0][kind], counted[1][kind]
     m1, m2 = counted[0][0], counted[1][0]

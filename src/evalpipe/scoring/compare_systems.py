@@ -181,6 +181,35 @@ def ngram_counts(ref: List[Tokens], out: List[Tokens], min_order: int = 1, max_o
     return match, over, under
 
 
+def labelled_ngram_counts(ref: List[Tokens], out: List[Tokens], ref_labels: List[List[str]],
+                          out_labels: List[List[str]], min_order: int = 1, max_order: int = 4
+                          ) -> Tuple[Counter, Counter, Counter]:
+    """:func:`ngram_counts` of label n-grams (compare-mt's ``compare_ngrams`` with ``ref_labels``/``out_labels``:
+    POS tags, say): words are matched, their labels counted -- an output n-gram matched by a reference word n-gram
+    counts for its own labels; a reference n-gram left unmatched counts for the labels of the last occurrences of
+    its words (compare-mt walks them backwards)."""
+    match: Counter = Counter()
+    over: Counter = Counter()
+    under: Counter = Counter()
+    orders = range(min_order, max_order + 1)
+    for r, o, rl, ol in zip(ref, out, ref_labels, out_labels):
+        grams = [(tuple(r[i:i + n]), tuple(rl[i:i + n])) for n in orders for i in range(len(r) - n + 1)]
+        left = Counter(g for g, _ in grams)
+        for n in orders:
+            for i in range(len(o) - n + 1):
+                g, labels = tuple(o[i:i + n]), tuple(ol[i:i + n])
+                if left[g] > 0:
+                    match[labels] += 1
+                    left[g] -= 1
+                else:
+                    over[labels] += 1
+        for g, labels in reversed(grams):
+            if left[g] > 0:
+                under[labels] += 1
+                left[g] -= 1
+    return match, over, under
+
+
 def characteristic_ngrams(ref: List[Tokens], out1: List[Tokens], out2: List[Tokens], alpha: float = 1.0,
                           max_order: int = 4) -> Dict[Tuple[str, ...], Tuple[float, int, int]]:
     """Every n-gram either system matches: ``(share, matches by system 1, matches by system 2)``, share
