@@ -357,3 +357,32 @@ def test_settings_on_all_1002_segments(root):
                    "--compare_ngrams", "compare_type=match,case_insensitive=True",
                    "--compare_sentence_examples", "score_type=length,case_insensitive=True")
     assert_same_text(mine.stdout, [line for line in their if not line.startswith("Reading frequency from")])
+
+
+def test_every_analysis_asked_has_its_figure(made, tmp_path):
+    """The report draws each table asked as bars whose heights are the JSON's numbers (None: no bar), and each -m
+    metric's buckets with its intervals as whiskers."""
+    pytest.importorskip("matplotlib")
+    import math
+
+    from evalpipe.report import figures
+
+    page = tmp_path / "r.html"
+    done = run("compare", "-r", made["ref"], *made["outs"], "--word-buckets", "by=case,accuracy=prec",
+               "--sentence-buckets", "by=length,statistic=score,measure=chrf", "-m", "ter", "--confidence-n", "50",
+               "--report", page, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert page.read_text(encoding="utf-8").count("<svg") == 1 + 3  # compare-mt's figure, and one each
+    names = doc["systems"]
+    table = doc["sentence_buckets"][0]
+    ax = figures.grouped_bar_figure(table["buckets"], table["values"], names, "chrf", "length").axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert [None if math.isnan(h) else h for h in heights] == [v for column in table["values"] for v in column]
+    bucketed = doc["metric_buckets"][0]
+    fig = figures.grouped_bar_figure(bucketed["buckets"], [c["score"] for c in bucketed["systems"]], names, "TER",
+                                     "length", [c["low"] for c in bucketed["systems"]],
+                                     [c["high"] for c in bucketed["systems"]])
+    whiskers = [line.reshape(-1, 2) for collection in fig.axes[0].collections for line in collection.get_segments()]
+    tops = sorted(round(max(seg[:, 1]), 9) for seg in whiskers if len(seg) and not math.isnan(seg[0, 1]))
+    assert tops == sorted(round(h, 9) for c in bucketed["systems"] for h in c["high"] if h is not None)

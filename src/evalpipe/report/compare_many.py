@@ -87,7 +87,9 @@ def _asked_sentence_buckets(doc: Dict[str, Any]) -> List[str]:
             str(table["values"][k][i]) if counted else _num(table["values"][k][i], 4) + (
                 f" ({table['sentences'][k][i]})" if table["sentences"][k][i] else "") for k in range(len(names))]
             for i, label in enumerate(table["buckets"])]
-        parts += [f"<h3>{escape(table['title'])}</h3>", _table([table["key"]] + names, rows)]
+        parts += [f"<h3>{escape(table['title'])}</h3>", _table([table["key"]] + names, rows),
+                  "<figure>" + figures.svg(figures.grouped_bar_figure, table["buckets"], table["values"], names,
+                                           table["title"].split("statistic type: ")[-1], table["key"]) + "</figure>"]
         if not counted:
             parts.append("<p class=\"caption\">Each cell: the statistic of the system's sentences in the bucket "
                          "(how many, in brackets).</p>")
@@ -108,9 +110,13 @@ def _word_tables(doc: Dict[str, Any]) -> List[str]:
             rows = [[f'<td class="system">{escape(label)}</td>', str(table["systems"][0][i][1])] + [
                 _num(rows[i][column], 4) if all(rows[i][n] for n in needs) else "-" for rows in table["systems"]]
                 for i, label in enumerate(table["buckets"])]
+            values = [[r[column] if all(r[n] for n in needs) else None for r in rows_k]
+                      for rows_k in table["systems"]]
             parts += [f"<h3>{escape(title)} of {what} by {escape(table['name'])}</h3>",
                       _table([table["name"], "reference words" if what == "words" else "source words"] + names,
-                             rows)]
+                             rows),
+                      "<figure>" + figures.svg(figures.grouped_bar_figure, table["buckets"], values, names,
+                                               f"{title} of {what}", table["name"]) + "</figure>"]
     return parts
 
 

@@ -236,19 +236,45 @@ def bucket_figure(doc: Dict[str, Any]) -> Any:
     panels = ((left, doc["length"]["buckets"], doc["length"]["bleu"], "BLEU", "reference length (words)"),
               (right, doc["word_accuracy"]["buckets"], [[row[5] for row in rows] for rows in doc["word_accuracy"]["systems"]],
                "word F-measure", "frequency in the reference"))
+    for ax, labels, values, ylabel, xlabel in panels:
+        _bars(plt, ax, labels, values, names, ylabel, xlabel)
+    fig.legend(*left.get_legend_handles_labels(), loc="upper center", ncol=min(len(names), 6), fontsize=7.5,
+               frameon=False)
+    return fig
+
+
+def _bars(plt: Any, ax: Any, labels: List[str], values: List[list], names: List[str], ylabel: str, xlabel: str,
+          low: Optional[List[list]] = None, high: Optional[List[list]] = None) -> None:
+    """Grouped bars, a group a bucket and a bar a system (``values[system][bucket]``; None: no bar), with the
+    interval ``low``..``high`` as an error bar where given."""
     width = 0.8 / len(names)
     colors = ["#1f5f99", "#e0883a"] if len(names) <= 2 else [plt.get_cmap("tab10")(k % 10) for k in range(len(names))]
-    for ax, labels, values, ylabel, xlabel in panels:
-        x = range(len(labels))
-        for k, (name, color) in enumerate(zip(names, colors)):
-            ax.bar([v + (k - (len(names) - 1) / 2) * width for v in x], values[k], width=width, label=name,
-                   color=color)
-        ax.set_xticks(list(x), labels, fontsize=7, rotation=30, ha="right", rotation_mode="anchor")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
-        ax.set_axisbelow(True)
-    fig.legend(*left.get_legend_handles_labels(), loc="upper center", ncol=min(len(names), 6), fontsize=7.5,
+    x = range(len(labels))
+    for k, (name, color) in enumerate(zip(names, colors)):
+        heights = [float("nan") if v is None else v for v in values[k]]
+        where = [v + (k - (len(names) - 1) / 2) * width for v in x]
+        ax.bar(where, heights, width=width, label=name, color=color)
+        if low is not None:
+            spans = [(h - lo, hi - h) if lo is not None else (float("nan"), float("nan"))
+                     for h, lo, hi in zip(heights, low[k], high[k])]
+            ax.errorbar(where, heights, yerr=[[a for a, _ in spans], [b for _, b in spans]], fmt="none",
+                        ecolor="#333333", elinewidth=0.8, capsize=2)
+    ax.set_xticks(list(x), labels, fontsize=7, rotation=30, ha="right", rotation_mode="anchor")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
+    ax.set_axisbelow(True)
+
+
+def grouped_bar_figure(labels: List[str], values: List[list], names: List[str], ylabel: str, xlabel: str,
+                       low: Optional[List[list]] = None, high: Optional[List[list]] = None) -> Any:
+    """One analysis as grouped bars (:func:`_bars`): a bucket a group, a system a colour, intervals where given."""
+    plt = pyplot()
+    rows = -(-len(names) // 6)
+    fig, ax = plt.subplots(figsize=(6.4, 3.2 + 0.22 * (rows - 1)))
+    fig.subplots_adjust(left=0.12, right=0.98, bottom=0.22, top=0.84 - 0.055 * (rows - 1))
+    _bars(plt, ax, labels, values, names, ylabel, xlabel, low, high)
+    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", ncol=min(len(names), 6), fontsize=7.5,
                frameon=False)
     return fig
 

@@ -281,7 +281,13 @@ def metric_buckets_section(table: Dict[str, Any], names: List[str]) -> List[str]
             f"95 % bootstrap interval ({table['trials']} resamples) and, against {escape(names[0])}, the paired "
             f"bootstrap p-value Holm-adjusted over the buckets (over all sentences: unadjusted): green significantly "
             f"better, red significantly worse (alpha {table['alpha']}); no interval or test under 10 sentences.</p>",
-            f"<table><tr><th>bucket</th><th>sentences</th>{head}</tr>" + "".join(rows) + "</table>"]
+            f"<table><tr><th>bucket</th><th>sentences</th>{head}</tr>" + "".join(rows) + "</table>",
+            "<figure>" + figures.svg(figures.grouped_bar_figure, table["buckets"],
+                                     [c["score"] for c in table["systems"]], names, table["metric"],
+                                     str(table["bucket_by"]), [c["low"] for c in table["systems"]],
+                                     [c["high"] for c in table["systems"]]) +
+            "<figcaption class=\"caption\">The table's scores as bars, their 95 % intervals as whiskers (none "
+            "under 10 sentences).</figcaption></figure>"]
 
 
 def _bucket_row(label: Any, sentences: int, systems: List[Dict[str, list]], i: int) -> str:
