@@ -53,6 +53,10 @@ def made(tmp_path_factory):
             s, r = s.strip().split(" "), r.strip().split(" ")
             pairs = [f"{i}-{j}" for i, a in enumerate(s) for j, b in enumerate(r) if a.lower() == b.lower()]
             f.write(" ".join(pairs or ["0-0"]) + "\n")  # compare-mt cannot read an empty alignment line
+    segments = str(tmp / "segments.txt")  # a label a segment: which third of the test set it is in
+    n = len(_lines(ref))
+    with open(segments, "w") as f:
+        f.writelines(("first" if i < n / 3 else "second" if i < 2 * n / 3 else "last") + "\n" for i in range(n))
     counts = str(tmp / "counts.tsv")
     words = {}
     for line in _lines(files(root, ["VolcTrans-GLAT"])[1][0]):
@@ -61,7 +65,7 @@ def made(tmp_path_factory):
     with open(counts, "w", encoding="utf-8") as f:
         f.writelines(f"{w}\t{c}\n" for w, c in words.items())
     return {"ref": ref, "outs": outs, "source": source, "labels": labels, "aligns": aligns, "counts": counts,
-            "tmp": tmp}
+            "segments": segments, "tmp": tmp}
 
 
 def assert_same_text(mine, their):
@@ -75,7 +79,7 @@ def assert_same_text(mine, their):
 
 
 def fill(words, made):
-    table = {"LREF": made["labels"]["ref"], "SRC": made["source"], "ALIGN": made["aligns"], "COUNTS": made["counts"],
+    table = {"SEGMENTS": made["segments"], "LREF": made["labels"]["ref"], "SRC": made["source"], "ALIGN": made["aligns"], "COUNTS": made["counts"],
              "LSYS": ";".join(made["labels"][f"sys{i}"] for i in range(3))}
     out = []
     for w in words:
@@ -100,6 +104,11 @@ SETTINGS = [
     (["--sentence-buckets", "by=length,statistic=score,measure=bleu,cutoffs=15:30"],
      ["--compare_sentence_buckets", "bucket_type=length,statistic_type=score,score_measure=bleu,bucket_cutoffs=15:30"]),
     (["--word-buckets", "by=case"], ["--compare_word_accuracies", "bucket_type=case"]),
+    (["--sentence-buckets", "by=label,statistic=score,measure=bleu,labels=first+last", "--bucket-labels", "SEGMENTS",
+      "--sentence-buckets", "by=label,statistic=score,measure=sentbleu,labels=second"],
+     ["--compare_sentence_buckets", "bucket_type=label,statistic_type=score,score_measure=bleu,label_set=first+last,"
+                                    "ref_labels=SEGMENTS",
+      "bucket_type=label,statistic_type=score,score_measure=sentbleu,label_set=second,ref_labels=SEGMENTS"]),
     (["--examples-by", "length", "--pairs", "0-1;2-1"],
      ["--compare_sentence_examples", "score_type=length,compare_directions=0-1;2-1", "--compare_ngrams",
       "compare_directions=0-1;2-1"]),
@@ -200,12 +209,18 @@ def test_by_length_count_counts_reference_lengths(made):
 BAD = [
     (["--sentence-buckets", "by=length,cutoffs=10:5"], "--sentence-buckets: expected increasing cutoffs, got '10:5'"),
     (["--sentence-buckets", "by=length,cutoffs=1:x"], "expected cutoffs A:B:C (numbers), got '1:x'"),
-    (["--sentence-buckets", "by=words"], "expected by=length, lengthdiff or score, got by=words"),
+    (["--sentence-buckets", "by=words"], "expected by=length, lengthdiff, score or label, got by=words"),
     (["--sentence-buckets", "colour=red"], "expected KEY=VALUE with KEY one of by, statistic, measure, cutoffs"),
     (["--sentence-buckets", "by=score,measure=bleu"], "bleu has no sentence score to bucket by"),
     (["--sentence-buckets", "by=lengthdiff,measure=chrf"], "measure=chrf acts only with by=score or statistic=score"),
     (["--sentence-buckets", "by=score,measure=chrf"], "bucketing by chrf needs cutoffs=A:B:..."),
     (["--sentence-buckets", "by=score,measure=nosuchmetric,cutoffs=1:2"], "nosuchmetric"),
+    (["--sentence-buckets", "by=label,labels=a+b"], "--sentence-buckets by=label reads a label a segment from"),
+    (["--sentence-buckets", "by=label,labels=a,cutoffs=1:2", "--bucket-labels", "SEGMENTS"],
+     "cutoffs act with by=length, lengthdiff or score, not by=label"),
+    (["--sentence-buckets", "by=label"], "by=label takes labels=A+B+..."),
+    (["--sentence-buckets", "by=length", "--bucket-labels", "SEGMENTS"],
+     "--bucket-labels labels the segments for -m, --segment-scores or --sentence-buckets by=label"),
     (["--word-buckets", "by=freq,cutoffs=5:5"], "--word-buckets: expected increasing cutoffs, got '5:5'"),
     (["--word-buckets", "by=case,accuracy=f1"], "expected accuracy=fmeas, prec or rec (joined by +), got 'f1'"),
     (["--word-buckets", "by=case,cutoffs=1:2"], "cutoffs act only with by=freq"),

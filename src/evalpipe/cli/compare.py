@@ -27,7 +27,8 @@ RULES = Rules(requires=(
     (Flag("--seed"), (Flag("--paired-bs"), Flag("-m"), Flag("--segment-scores")),
      "it seeds the bootstraps, the only draws compare makes"),
     (Flag("--confidence-n"), SCORED, "it is the number of resamples of the metrics' bucket intervals"),
-    (Flag("--bucket-labels"), SCORED, "it buckets the metrics' scores"),
+    (Flag("--bucket-labels"), SCORED + (Flag("--sentence-buckets"),),
+     "it buckets the metrics' scores, or the sentences of --sentence-buckets by=label"),
     (Flag("--bucket-by"), SCORED, "it buckets the metrics' scores"),
     (Flag("--bucket-cutoffs"), SCORED, "they bound the buckets of the metrics' scores"),
     (Flag("--alignments"), (Flag("--source"),), "it aligns the source's words to the reference's"),
@@ -168,6 +169,13 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
     scores_given = _segment_score_specs(tuple(segment_scores), given)
     settings = _settings(texts[ref], [texts[s] for s in systems], freq_counts, word_buckets, labels_ref, labels_sys,
                          source_file, alignments, sentence_buckets, lowercase, ngram_labels)
+    by_label = any(spec.by == "label" for spec in settings.sentence_buckets)
+    if by_label != bool(bucket_labels) and not (bucket_labels and (metric_names or scores_given)):
+        raise UsageError("--sentence-buckets by=label reads a label a segment from --bucket-labels FILE" if by_label
+                         else "--bucket-labels labels the segments for -m, --segment-scores or --sentence-buckets "
+                              "by=label; none of them is asked")
+    if by_label:
+        settings = settings._replace(segment_labels=_read_bucket_labels(bucket_labels, len(texts[ref])))
     measures = sorted({spec.measure for spec in settings.sentence_buckets if spec.measure not in COMPAREMT_MEASURES
                        and (spec.by == "score" or spec.statistic == "score")}
                       | ({examples_by} if examples_by not in COMPAREMT_MEASURES else set())
@@ -257,6 +265,18 @@ def _pairs(text: str, count: int) -> list:
     return found
 
 
+def _read_bucket_labels(path: str, segments: int) -> list:
+    """A label a segment, each line stripped (one line naming the file, and the line, where that cannot be)."""
+    found = read_lines(path)
+    if len(found) != segments:
+        raise InputError(f"expected one label a segment, {segments} lines as the reference has, got {len(found)}",
+                         path)
+    empty = next((i for i, label in enumerate(found) if not label.strip()), None)
+    if empty is not None:
+        raise InputError("expected a label, got an empty line", path, empty + 1)
+    return [label.strip() for label in found]
+
+
 def _read_segment_scores(scores_given: list, systems: tuple, segments: int) -> tuple:
     """``([ScoresSpec per --segment-scores], {name: [each system's scores]})``, every file read and matched to the
     systems here."""
@@ -315,14 +335,7 @@ def _buckets(labels_file: Optional[str], bucket_by: str, cutoffs_text: Optional[
 
     cutoffs = parse_cutoffs(cutoffs_text, "--bucket-cutoffs") if cutoffs_text else None
     if labels_file:
-        found = read_lines(labels_file)
-        if len(found) != len(ref_lines):
-            raise InputError(f"expected one label a segment, {len(ref_lines)} lines as the reference has, got "
-                             f"{len(found)}", labels_file)
-        empty = next((i for i, label in enumerate(found) if not label.strip()), None)
-        if empty is not None:
-            raise InputError("expected a label, got an empty line", labels_file, empty + 1)
-        return (*label_buckets([label.strip() for label in found]), labels_file)
+        return (*label_buckets(_read_bucket_labels(labels_file, len(ref_lines))), labels_file)
     if bucket_by == "length":
         return (*length_buckets(ref_lines, cutoffs), "length")
     if cutoffs is None:

@@ -159,7 +159,7 @@ class Settings(NamedTuple):
     they were computed on an engine (name: a list of rows a system); with the bootstrap, the evalpipe metrics whose
     corpus scores are resampled beside BLEU (``-m``: name -> metric) and the share of sentences a resample draws
     (compare-mt's ``sample_ratio``); the label files (the reference's, the systems') when the n-grams compared are
-    of labels."""
+    of labels; a label a segment, for sentence buckets by label."""
 
     sentence_buckets: Sequence[Any] = ()
     word_buckets: Sequence[Any] = ()
@@ -173,6 +173,7 @@ class Settings(NamedTuple):
     scored: Dict[str, Any] = {}
     sample_ratio: float = 0.5
     ngram_label_files: Optional[Tuple[str, List[str]]] = None
+    segment_labels: Optional[List[str]] = None
     examples_by: str = "sentbleu"
 
 
@@ -208,7 +209,7 @@ def _asked(doc: Dict[str, Any], settings: Settings, lines: tuple, ref: List[Toke
 
     if settings.sentence_buckets:
         sentences = compare_sentences.Sentences([len(r) for r in ref], [[len(o) for o in out] for out in outs],
-                                                stats, sentbleu)
+                                                stats, sentbleu, settings.segment_labels)
         measured = {name: (metric, _rows(settings, name, lines)) for name, metric in settings.metrics.items()}
         doc["sentence_buckets"] = [compare_sentences.table(spec, sentences, measured.get(spec.measure))
                                    for spec in settings.sentence_buckets]

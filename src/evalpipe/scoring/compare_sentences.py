@@ -3,8 +3,9 @@
 A table buckets every system's sentences by one value and shows one statistic per bucket:
 
 * ``by``: ``length`` (the reference's words; compare-mt 0.2.10 fails on ``by=length,statistic=count``, which here
-  counts the sentences of each reference length), ``lengthdiff`` (output words - reference words),
-  or ``score`` (the sentence's ``measure``);
+  counts the sentences of each reference length), ``lengthdiff`` (output words - reference words), ``score``
+  (the sentence's ``measure``), or ``label`` (a label a segment, ``labels=A+B`` the ones with a bucket, the rest
+  ``other``);
 * ``statistic``: ``count`` (sentences) or ``score`` (the ``measure`` of the bucket's sentences);
 * ``measure``: compare-mt's ``bleu`` (its corpus BLEU; no sentence score, as in compare-mt), ``sentbleu`` (its
   sentence BLEU; a bucket's score is the mean), ``length`` (output words / reference words; a sentence's ratio for
@@ -29,11 +30,13 @@ from evalpipe.scoring.compare_systems import bucket_labels, comparemt_bleu
 #: compare-mt's measures, computed as compare-mt computes them; any other name is an evalpipe metric
 COMPAREMT_MEASURES = ("bleu", "sentbleu", "length")
 KEYS = {"by": "by", "bucket_type": "by", "statistic": "statistic", "statistic_type": "statistic",
-        "measure": "measure", "score_measure": "measure", "cutoffs": "cutoffs", "bucket_cutoffs": "cutoffs"}
+        "measure": "measure", "score_measure": "measure", "cutoffs": "cutoffs", "bucket_cutoffs": "cutoffs",
+        "labels": "labels", "label_set": "labels"}
 DEFAULT_CUTOFFS = {"length": (10, 20, 30, 40, 50, 60),
                    "lengthdiff": (-20, -10, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 11, 21)}
 #: compare-mt's names of what it buckets by and scores with: (name in titles, key of the first column)
 NAMES = {"length": ("length", "length"), "lengthdiff": ("len(output)-len(reference)", "lengthdiff"),
+         "label": ("labels", "labels"),
          "bleu": ("BLEU", "bleu"), "sentbleu": ("sentence-level BLEU", "sentbleu"), "length ratio": (
              "length ratio", "lengthrat")}
 
@@ -45,9 +48,11 @@ class SentenceBuckets(NamedTuple):
     statistic: str = "count"
     measure: str = "sentbleu"
     cutoffs: Optional[Tuple[float, ...]] = None
+    labels: Optional[Tuple[str, ...]] = None
 
     def describe(self) -> str:
-        return ",".join(f"{k}={v if k != 'cutoffs' else ':'.join(map(str, v))}"
+        joined = {"cutoffs": ":", "labels": "+"}
+        return ",".join(f"{k}={joined[k].join(map(str, v)) if k in joined else v}"
                         for k, v in self._asdict().items() if v is not None)
 
 
@@ -95,9 +100,16 @@ def parse(text: str, flag: str = "--sentence-buckets") -> SentenceBuckets:
     """``by=...,statistic=...,measure=...,cutoffs=a:b:c`` (compare-mt's key names too); every key acts or is
     refused."""
     found = parse_profile(text, KEYS, flag)
+    if "labels" in found:
+        found["labels"] = tuple(found["labels"].split("+"))
     spec = SentenceBuckets(**found)
-    if spec.by not in ("length", "lengthdiff", "score"):
-        raise UsageError(f"{flag}: expected by=length, lengthdiff or score, got by={spec.by}")
+    if spec.by not in ("length", "lengthdiff", "score", "label"):
+        raise UsageError(f"{flag}: expected by=length, lengthdiff, score or label, got by={spec.by}")
+    if (spec.labels is not None) != (spec.by == "label") or (spec.labels is not None and not all(spec.labels)):
+        raise UsageError(f"{flag}: by=label takes labels=A+B+... (the labels that get a bucket; the rest are "
+                         f"'other'), and only it does")
+    if spec.by == "label" and spec.cutoffs is not None:
+        raise UsageError(f"{flag}: cutoffs act with by=length, lengthdiff or score, not by=label")
     if spec.statistic not in ("count", "score"):
         raise UsageError(f"{flag}: expected statistic=count or score, got statistic={spec.statistic}")
     if not spec.measure:
@@ -121,6 +133,7 @@ class Sentences(NamedTuple):
     out_lengths: List[List[int]]
     bleu_stats: Sequence[list]
     sentbleu: List[List[float]]
+    labels: Optional[List[str]] = None  # a label a segment (--bucket-labels), for by=label
 
 
 def table(spec: SentenceBuckets, sentences: Sentences, metric_values: Optional[Tuple[Any, list]] = None
@@ -138,7 +151,11 @@ def table(spec: SentenceBuckets, sentences: Sentences, metric_values: Optional[T
             return sentences.out_lengths[k][i] / sentences.ref_lengths[i]
         return metric.score(stats[k][i])
 
-    if spec.by == "score":
+    if spec.by == "label":  # compare-mt's LabelSentenceBucketer: the labels asked, then "other"
+        where = {label: i for i, label in enumerate(spec.labels)}
+        keys = [[where.get(label, len(spec.labels)) + 0.5 for label in sentences.labels]] * systems
+        cutoffs = tuple(range(1, len(spec.labels) + 1))
+    elif spec.by == "score":
         cutoffs = spec.cutoffs or tuple(x * (1.0 if spec.measure == "length" else 100.0) / 10.0 for x in range(1, 10))
         keys = [[sentence_value(k, i) for i in range(len(sentences.ref_lengths))] for k in range(systems)]
     else:
@@ -161,7 +178,8 @@ def table(spec: SentenceBuckets, sentences: Sentences, metric_values: Optional[T
         by_name, key = spec.measure, spec.measure
     statistic = metric_title(spec.measure) if spec.statistic == "score" else "count"
     return {"settings": spec._asdict(), "title": f"bucket type: {by_name}, statistic type: {statistic}",
-            "key": key, "buckets": bucket_labels(cutoffs, integer=spec.by != "score"),
+            "key": key, "buckets": list(spec.labels) + ["other"] if spec.by == "label" else
+            bucket_labels(cutoffs, integer=spec.by != "score"),
             "sentences": [[len(b) for b in column] for column in members], "values": values}
 
 
