@@ -85,7 +85,8 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
                    "(repeat): by=freq|case|label, accuracy=fmeas|prec|rec[+...], cutoffs=A:B:... (freq), "
                    "labels=A+B+... (label: the labels with a bucket; the rest are 'other')")
 @click.option("--labels-ref", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
-              help="the reference's word labels for --word-buckets by=label (a line a segment, a label a word)")
+              help="the reference's word labels for --word-buckets by=label or --ngram-labels (a line a segment, "
+                   "a label a word)")
 @click.option("--labels-sys", multiple=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE",
               help="a system's word labels, as --labels-ref (repeat: one a system, in order)")
 @click.option("--source", "source_file", type=click.Path(dir_okay=False, exists=True),
@@ -95,8 +96,9 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
               help="source-reference word alignments: I-J pairs (positions from 0) a line, a line a segment")
 @click.option("--sentence-buckets", multiple=True, metavar="KEY=VALUE,...",
               help="a sentence-bucket table with compare-mt's settings, in place of its three defaults (repeat): "
-                   "by=length|lengthdiff|score, statistic=count|score, measure=bleu|sentbleu|length|any evalpipe "
-                   "metric, cutoffs=A:B:... (increasing)")
+                   "by=length|lengthdiff|score|label, statistic=count|score, measure=bleu|sentbleu|length|any "
+                   "evalpipe metric, cutoffs=A:B:... (increasing), labels=A+B+... (by=label: a label a segment "
+                   "from --bucket-labels)")
 @click.option("-lc", "--lowercase", is_flag=True,
               help="case-insensitive analyses (compare-mt's case_insensitive=True); the -m metrics and evalpipe "
                    "measures take their own -o options")
@@ -110,8 +112,8 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
              "sentences, with a 95% interval a bucket and a paired test against the first system, Holm-adjusted "
              "over the buckets")
 @click.option("--bucket-labels", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
-              help="bucket the -m metrics' scores by a label a segment (one a line: domain, document, speaker...) "
-                   "instead of by reference length")
+              help="bucket the -m metrics' scores (and --sentence-buckets by=label) by a label a segment (one a "
+                   "line: domain, document, speaker...) instead of by reference length")
 @click.option("--bucket-by", default="length", show_default=True, metavar="length|METRIC",
               help="bucket the -m metrics' scores by reference length, or by an evalpipe metric's sentence score "
                    "averaged over the systems (the segments it finds hard: --bucket-by comet --bucket-cutoffs "
@@ -123,8 +125,9 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @opt.metric_options("-m metrics' options and the segment scores' -o NAME.direction=higher|lower, NAME.format, "
                     "NAME.field (repeat)")
 @click.option("--paired-bs", is_flag=True,
-              help="compare-mt's paired bootstrap of the BLEU scores (its score_type=bleu,bootstrap=N): 95% "
-                   "intervals and which system wins, for every pair")
+              help="compare-mt's paired bootstrap of the BLEU scores (its score_type=bleu,bootstrap=N), and of "
+                   "the -m metrics' and segment scores' on the same draws: 95% intervals and which system wins, "
+                   "for every pair")
 @click.option("--paired-n", type=click.IntRange(min=1), default=None,
               help="resamples of the paired bootstrap (default 1000)")
 @click.option("--paired-ratio", type=click.FloatRange(min=0, max=1, min_open=True), default=0.5, show_default=True,
@@ -136,13 +139,15 @@ PAIRWISE = ("--ngram-type", "--ngram-min", "--ngram-max", "--ngram-alpha", "--pa
 @opt.fmt(["text", "json"], "text")
 @opt.report()
 def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_min, ngram_max, ngram_alpha, pairs,
-            ngram_labels, freq_corpus, freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments, sentence_buckets,
-            lowercase, segment_scores, metric_names, bucket_labels, bucket_by, bucket_cutoffs, confidence_n, options, paired_bs, paired_n, paired_ratio, seed,
-            engine, workers, spark_master, demo, fmt, report_file) -> None:
-    """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's default analyses in its
-    layout -- BLEU and length ratio, word F-measure by frequency, sentences bucketed by length, length difference
-    and sentence BLEU, and for the first two systems the characteristic n-grams and the sentences that differ
-    most."""
+            ngram_labels, freq_corpus, freq_counts, word_buckets, labels_ref, labels_sys, source_file, alignments,
+            sentence_buckets, lowercase, segment_scores, metric_names, bucket_labels, bucket_by, bucket_cutoffs,
+            confidence_n, options, paired_bs, paired_n, paired_ratio, seed, engine, workers, spark_master, demo, fmt,
+            report_file) -> None:
+    """Compare SYSTEMS (one or more) against the reference (-r): compare-mt 0.2.10's analyses in its layout and
+    with its numbers -- by default BLEU and length ratio, word F-measure by frequency, sentences bucketed by length,
+    length difference and sentence BLEU, and for the first two systems (--pairs) the characteristic n-grams and the
+    sentences that differ most; its other settings with --sentence-buckets, --word-buckets, --source; any metric
+    (-m, --segment-scores) by bucket with intervals and paired tests."""
     check_rules(RULES)
     if demo:
         if systems or ref:
