@@ -253,7 +253,7 @@ def test_the_report_of_three_systems(tmp_path):
     doc = json.loads(done.stdout)
     html = report.read_text(encoding="utf-8")
     assert_self_contained(html)
-    assert html.count("<svg") == 2 and html.count("<h2>") == 3 + 2 + 1  # compare-mt's figure, chrF's buckets
+    assert html.count("<svg") == 4 and html.count("<h2>") == 3 + 2 + 1  # compare-mt: 3, chrF: 1
     for a, b in (("Facebook-AI", "ICL"), ("ICL", "UEdin")):
         assert f"<h2>{a} and {b}</h2>" in html and f"Sentences where {b} is furthest ahead" in html
     boots = [doc["bleu_bootstrap"]] + doc["metric_bootstrap"]  # -m with --paired-bs: chrF resampled too

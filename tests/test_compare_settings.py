@@ -388,7 +388,7 @@ def test_every_analysis_asked_has_its_figure(made, tmp_path):
                "--report", page, "-f", "json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert page.read_text(encoding="utf-8").count("<svg") == 1 + 3  # compare-mt's figure, and one each
+    assert page.read_text(encoding="utf-8").count("<svg") == 3 + 3  # compare-mt's three figures, and one each
     names = doc["systems"]
     table = doc["sentence_buckets"][0]
     ax = figures.grouped_bar_figure(table["buckets"], table["values"], names, "chrf", "length").axes[0]

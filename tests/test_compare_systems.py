@@ -88,7 +88,7 @@ def test_compare_command_json_and_report(tmp_path):
                                                         for e in doc["examples"]["system2"])
     html = report.read_text(encoding="utf-8")
     assert_self_contained(html)
-    assert html.count("<svg") == 2 and "compare-mt 0.2.10" in html
+    assert html.count("<svg") == 4 and "compare-mt 0.2.10" in html
     left = figures.bucket_figure(doc).axes[0]
     heights = [p.get_height() for p in left.patches]
     assert heights == doc["length"]["bleu"][0] + doc["length"]["bleu"][1]

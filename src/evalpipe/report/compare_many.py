@@ -65,17 +65,21 @@ def _wins(boot: Dict[str, Any], names: List[str], metric: str, direction: str) -
 
 
 def _buckets(doc: Dict[str, Any]) -> str:
+    """compare-mt's two default tables of sentence counts, each with its figure."""
     names = doc["systems"]
-    diff, sent = doc["length_difference"], doc["sentence_bleu"]
-    return (_table(["len(output) - len(reference)"] + names,
-                   [[f'<td class="system">{escape(label)}</td>'] + [str(column[i]) for column in diff["sentences"]]
-                    for i, label in enumerate(diff["buckets"])])
-            + "<p class=\"caption\">Sentences counted by how much longer (or shorter) each output is than its "
-              "reference, in words.</p>"
-            + _table(["sentence BLEU"] + names, [[f'<td class="system">{escape(label)}</td>']
-                                                  + [str(column[i]) for column in sent["sentences"]]
-                                                  for i, label in enumerate(sent["buckets"])])
-            + "<p class=\"caption\">Sentences counted by their sentence BLEU (compare-mt's sentbleu).</p>")
+    out = ""
+    for table, what, caption in (
+            (doc["length_difference"], "len(output) - len(reference)",
+             "Sentences counted by how much longer (or shorter) each output is than its reference, in words."),
+            (doc["sentence_bleu"], "sentence BLEU", "Sentences counted by their sentence BLEU (compare-mt's "
+                                                    "sentbleu).")):
+        out += (_table([what] + names, [[f'<td class="system">{escape(label)}</td>'] +
+                                        [str(column[i]) for column in table["sentences"]]
+                                        for i, label in enumerate(table["buckets"])])
+                + f"<p class=\"caption\">{escape(caption)}</p>"
+                + "<figure>" + figures.svg(figures.grouped_bar_figure, table["buckets"], table["sentences"], names,
+                                           "sentences", what) + "</figure>")
+    return out
 
 
 def _asked_sentence_buckets(doc: Dict[str, Any]) -> List[str]:
