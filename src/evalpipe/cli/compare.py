@@ -234,11 +234,9 @@ def compare(systems, ref, labels, top, examples, examples_by, ngram_type, ngram_
                                                 score_values[spec.name], spec.build().higher_is_better, examples)
                                  for spec in score_specs]
     if report_file:
-        from evalpipe.report import page
-        from evalpipe.report.compare_many import compare_many_report
+        from evalpipe.report.compare_many import compare_page
 
-        write_atomically(report_file, page.compare_report(doc) if doc["kind"] == "compare" else
-                         compare_many_report(doc))
+        write_atomically(report_file, compare_page(doc))
     if fmt == "json":
         click.echo(json.dumps(doc, indent=1, ensure_ascii=False))
         return

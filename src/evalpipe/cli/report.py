@@ -108,15 +108,12 @@ def report(json_files, output, plot_file, instances, sentence, title, demo) -> N
     if kind == "corpus":
         (doc,) = docs.values()
         html, main_figure = page.corpus_report(doc, title or "evalpipe: corpus scores"), figures.interval_figure
-    elif kind == "compare":
-        (doc,) = docs.values()
-        html, main_figure = page.compare_report(doc, title or "evalpipe: two systems compared"), \
-            figures.distribution_figure
-    elif kind == "compare-mt":
-        from evalpipe.report.compare_many import compare_many_report
+    elif kind in ("compare", "compare-mt"):
+        from evalpipe.report.compare_many import compare_page
 
         (doc,) = docs.values()
-        html, main_figure = compare_many_report(doc, title or "evalpipe: systems compared"), figures.bucket_figure
+        html = compare_page(doc, title)
+        main_figure = figures.distribution_figure if kind == "compare" else figures.bucket_figure
     elif kind == "mbr":
         (doc,) = docs.values()
         html, main_figure = page.mbr_report(doc, title or "evalpipe: minimum Bayes risk selection"), figures.mbr_figure

@@ -7,7 +7,7 @@ from html import escape
 from typing import Any, Dict, List, Optional
 
 from evalpipe.report import figures
-from evalpipe.report.page import _page, _require, metric_buckets_section
+from evalpipe.report.page import _page, _require, compare_report, metric_buckets_section
 
 KEYS = ("systems", "bleu", "length_ratio", "word_accuracy", "length", "length_difference", "sentence_bleu")
 
@@ -194,3 +194,14 @@ def compare_many_report(doc: Dict[str, Any], title: str = "evalpipe: systems com
     for table in doc.get("metric_buckets", []):
         parts += metric_buckets_section(table, names)
     return _page(title, parts)
+
+
+def compare_page(doc: Dict[str, Any], title: Optional[str] = None) -> str:
+    """The page of any ``evalpipe compare`` JSON document: any number of systems (``kind: compare-mt``); two
+    systems (``kind: compare``) get it too, of their ``compare_mt`` analyses, with their sentence BLEU histograms
+    -- or, for a document written before those analyses were in it, its own older page."""
+    if doc.get("kind") == "compare-mt":
+        return compare_many_report(doc, title or "evalpipe: systems compared")
+    if "compare_mt" in doc:
+        return compare_many_report(doc["compare_mt"], title or "evalpipe: two systems compared", two=doc)
+    return compare_report(doc, title or "evalpipe: two systems compared")

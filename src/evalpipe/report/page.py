@@ -226,14 +226,10 @@ COMPARE_KEYS = ("systems", "bleu", "sentence_bleu", "length", "word_accuracy", "
 
 
 def compare_report(doc: Dict[str, Any], title: str = "evalpipe: two systems compared") -> str:
-    """The HTML page of an ``evalpipe compare`` JSON document of two systems: the page of any number of systems
-    (:func:`evalpipe.report.compare_many.compare_many_report`, of its ``compare_mt`` analyses) with the two systems'
-    sentence BLEU distribution; a document written before those analyses were in it, its own page."""
+    """The HTML page of an ``evalpipe compare`` JSON document of two systems written before it held compare-mt's
+    analyses of any number of systems (``compare_mt``; those documents get
+    :func:`evalpipe.report.compare_many.compare_page`'s page)."""
     _require(doc, COMPARE_KEYS, "compare JSON")
-    if "compare_mt" in doc:
-        from evalpipe.report.compare_many import compare_many_report
-
-        return compare_many_report(doc["compare_mt"], title, two=doc)
     a, b = (escape(n) for n in doc["systems"])
     wins = sum(y > x for x, y in zip(*doc["sentence_bleu"]))
     losses = sum(y < x for x, y in zip(*doc["sentence_bleu"]))
