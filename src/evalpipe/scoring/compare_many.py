@@ -78,10 +78,8 @@ def analyse(ref_lines: Sequence[str], outs_lines: Sequence[Sequence[str]], names
     if bootstrap:
         doc["bleu_bootstrap"] = paired_bootstrap(stats, bootstrap, seed, settings.sample_ratio)
         if settings.scored:
-            doc["metric_bootstrap"] = [dict(metric_bootstrap(metric, _rows(settings, name, (ref_lines, outs_lines)),
-                                                             bootstrap, seed, settings.sample_ratio),
-                                            scores=[metric.score([sum(c) for c in zip(*column)])
-                                                    for column in _rows(settings, name, (ref_lines, outs_lines))])
+            doc["metric_bootstrap"] = [metric_bootstrap(metric, _rows(settings, name, (ref_lines, outs_lines)),
+                                                        bootstrap, seed, settings.sample_ratio)
                                        for name, metric in settings.scored.items()]
     if len(outs) > 1:
         src_lines = settings.source[0] if settings.source else None
@@ -112,10 +110,11 @@ def metric_bootstrap(metric: Any, rows: Sequence[list], samples: int, seed: int,
                      ) -> Dict[str, Any]:
     """:func:`paired_bootstrap`'s resamples (the same draws) of an evalpipe metric: its corpus score of each
     resample's summed statistics (``rows``: each system's per-segment statistics); ``wins`` and ``losses`` in the
-    metric's direction (a win: a lower TER)."""
+    metric's direction (a win: a lower TER); ``scores``: each system's corpus score."""
     found = bootstrap_of_rows(rows, lambda s: metric.score(s), samples, seed, ratio,
                               1.0 if metric.higher_is_better else -1.0)
-    return dict(found, metric=metric.display_name(), higher_is_better=metric.higher_is_better)
+    return dict(found, metric=metric.display_name(), higher_is_better=metric.higher_is_better,
+                scores=[metric.score([sum(c) for c in zip(*column)]) for column in rows])
 
 
 def bootstrap_of_rows(rows: Sequence[list], score_of_sums: Any, samples: int, seed: int, ratio: float,
