@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from evalpipe.scoring.compare_words import ACCURACY
+
 UNDEFINED = "-"  # where compare-mt prints 0: an F-measure of a bucket without reference or output words, a BLEU of
 # a bucket without sentences
 
@@ -42,17 +44,13 @@ def _buckets_of_systems(title: str, key: str, names: List[str], labels: List[str
     return out + [""]
 
 
-#: the row's column of each accuracy, and when it is undefined (no reference words, no output words, either)
-ACCURACY = {"rec": (3, (1,)), "prec": (4, (2,)), "fmeas": (5, (1, 2))}
-
-
 def word_table_lines(words: dict, names: List[str], header: str) -> List[str]:
     """compare-mt's word-accuracy report: its header, then a table per accuracy asked (``a+b``: two tables, each
     titled with both, as compare-mt titles them)."""
     accuracy = words["settings"]["accuracy"]
     out = [_header(header)]
     for kind in accuracy.split("+"):
-        column, needs = ACCURACY[kind]
+        column, needs, _ = ACCURACY[kind]
         out += [f"--- word {accuracy} by {words['name']} bucket", "\t".join([words["name"]] + names)]
         out += ["\t".join([label] + [_fmt(rows[i][column]) if all(rows[i][n] for n in needs) else UNDEFINED
                                       for rows in words["systems"]]) for i, label in enumerate(words["buckets"])]

@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional
 
 from evalpipe.report import figures
 from evalpipe.report.page import _page, _require, compare_report, metric_buckets_section
+from evalpipe.scoring.compare_words import ACCURACY
 
 KEYS = ("systems", "bleu", "length_ratio", "word_accuracy", "length", "length_difference", "sentence_bleu")
 
@@ -98,9 +99,6 @@ def _asked_sentence_buckets(doc: Dict[str, Any]) -> List[str]:
             parts.append("<p class=\"caption\">Each cell: the statistic of the system's sentences in the bucket "
                          "(how many, in brackets).</p>")
     return parts
-
-
-ACCURACY = {"rec": (3, (1,), "recall"), "prec": (4, (2,), "precision"), "fmeas": (5, (1, 2), "F-measure")}
 
 
 def _word_tables(doc: Dict[str, Any]) -> List[str]:

@@ -33,7 +33,9 @@ from evalpipe.scoring.compare_systems import (FREQUENCY_CUTOFFS, Tokens, accurac
 
 KEYS = {"by": "by", "bucket_type": "by", "accuracy": "accuracy", "acc_type": "accuracy", "cutoffs": "cutoffs",
         "bucket_cutoffs": "cutoffs", "labels": "labels", "label_set": "labels"}
-ACCURACY = {"prec": 4, "rec": 3, "fmeas": 5}  # the row's column of each
+#: each accuracy's column in a row of :func:`~evalpipe.scoring.compare_systems.accuracy_rows`, the columns that
+#: must be non-zero for it to be defined (reference words, output words, both), and its name
+ACCURACY = {"rec": (3, (1,), "recall"), "prec": (4, (2,), "precision"), "fmeas": (5, (1, 2), "F-measure")}
 CASES = ("lower", "upper", "title", "other")
 BUCKET_NAMES = {"freq": "frequency", "case": "case", "label": "labels"}
 
