@@ -9,11 +9,12 @@ measured in this run, on this machine, one after the other:
   tests/anchors/mbrs_efficient.py in its own process (target >= 3x); exact and aggregate MBR also against
   fastchrf 0.2.1's ``pairwise_chrf`` / ``aggregate_chrf`` plus the expectation, in a process of their own
   (target >= 5x).  mbrs has no centroid decoder for chrF (its k-means needs embeddings): evalpipe's is timed alone;
-* COMET (the tiny regression model of ``python -m evalpipe.tiny_comet``), 100 segments x 16 candidates: each of
-  mbrs's decoders with its ``MetricCOMET`` (tests/anchors/mbrs_comet.py, in unbabel-comet's environment) against
-  ``evalpipe mbr -m comet --decoder D`` (target >= 3x), with the cells probabilistic and pruning computed
-  (target <= 1/4 of exact MBR's; pruning's default schedule starts with 8 of the 16 pseudo-references, half the
-  matrix, so it is also run with a schedule starting at 2);
+* COMET (the tiny regression model of ``python -m evalpipe.tiny_comet``), the first 100 segments of the same
+  20-candidate pool: each of mbrs's decoders with its ``MetricCOMET`` (tests/anchors/mbrs_comet.py, in
+  unbabel-comet's environment) against ``evalpipe mbr -m comet --decoder D`` (target >= 3x), with the cells
+  probabilistic and pruning computed (target <= 1/4 of exact MBR's).  Pruning's default schedule (mbrs's:
+  8, 16, 32, ...) starts with 8 of the 20 pseudo-references, 40 % of the matrix before anything is pruned, so it
+  is also run with a schedule that starts at a tenth of the pool (2, 4, 8, 16, 20), as a pool this small needs;
 * the choices: the share of segments where each decoder picks a candidate of the highest exact expected utility,
   and its regret (the exact expected utility lost, averaged over segments), for evalpipe's draws (torch's: mbrs's
   own; and numpy's, an environment without torch) and mbrs's.  Timed runs use evalpipe's default ties; the
@@ -145,7 +146,7 @@ def comet(runs: int, folder: Path) -> None:
         print("COMET: no unbabel-comet environment (python bench/bench_comet.py builds it); skipped")
         return
     src = (NEWS / "sources" / "en-de.txt").read_text(encoding="utf-8").splitlines()
-    files = sorted((NEWS / "system-outputs" / "en-de").glob("*.txt"))[:16]
+    files = sorted(p for p in (NEWS / "system-outputs" / "en-de").glob("*.txt") if not p.stem.startswith("ref"))
     outs = [p.read_text(encoding="utf-8").splitlines() for p in files]
     g = 100
     model = folder / "tiny"
@@ -159,14 +160,14 @@ def comet(runs: int, folder: Path) -> None:
     (folder / "src.txt").write_text("\n".join(src[:g]) + "\n", encoding="utf-8")
     (folder / "segments.json").write_text(json.dumps([{"source": src[i], "candidates": [o[i] for o in outs]}
                                                       for i in range(g)]))
-    print(f"COMET (tiny model), {g} segments x 16 candidates; seconds, start-up included")
+    print(f"COMET (tiny model), {g} segments x {len(outs)} candidates; seconds, start-up included")
     for name, theirs, config, flags in (
             ("mbr", "mbr", None, []), ("aggregate", "aggregate_mbr", None, ["--decoder", "aggregate"]),
             ("centroid", "centroid_mbr", {"kmeans": {"ncentroids": 4}}, ["--decoder", "centroid", "--ncentroids", "4"]),
             ("probabilistic", "probabilistic_mbr", {}, ["--decoder", "probabilistic"]),
             ("pruning", "pruning_mbr", {}, ["--decoder", "pruning"]),
-            ("pruning 2,4,8,16 alpha 0.9", "pruning_mbr", {"sampling_scheduler": [2, 4, 8, 16], "alpha": 0.9},
-             ["--decoder", "pruning", "--sampling-scheduler", "2,4,8,16", "--alpha", "0.9"])):
+            ("pruning 2,4,8,16,20", "pruning_mbr", {"sampling_scheduler": [2, 4, 8, 16, 20]},
+             ["--decoder", "pruning", "--sampling-scheduler", "2,4,8,16,20"])):
         args = [str(env_python), str(ANCHORS / "mbrs_comet.py"), theirs, str(model / "checkpoints" / "model.ckpt"),
                 str(folder / "segments.json")]
         if config is not None:

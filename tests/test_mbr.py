@@ -36,7 +36,8 @@ def test_kernel_c_equals_python_reference(monkeypatch):
     rng = random.Random(5)
     for _ in range(200):
         lens = [rng.randint(0, 12) for _ in range(rng.randint(1, 10))]
-        units = [rng.randint(0, 3) for _ in range(sum(lens))]
+        alphabet = rng.choice([(0, 1, 2, 3), (0, 7, 2 ** 31, 2 ** 32 - 1)])  # the largest ids pack exactly too
+        units = [rng.choice(alphabet) for _ in range(sum(lens))]
         starts = np.r_[0, np.cumsum(lens)]
         bounds = [sorted(rng.randint(0, len(lens)) for _ in range(2)) for _ in range(2 * rng.randint(0, 3))]
         hyps, refs = [v for b in bounds[0::2] for v in b], [v for b in bounds[1::2] for v in b]
@@ -46,6 +47,12 @@ def test_kernel_c_equals_python_reference(monkeypatch):
         want = (kernel.pairwise(units, starts, hyps, refs, order), kernel.aggregate(units, starts, hyps, refs, order))
         monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
         assert all((a == b).all() and a.shape == b.shape for a, b in zip(got, want))
+    for bad in (-1, 2 ** 32):  # both refuse a unit the key cannot hold
+        for implementation in ("c", "python"):
+            monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", implementation)
+            with pytest.raises(ValueError, match=r"units must be ids in 0 \.\. 2\^32 - 1"):
+                kernel.aggregate([1, bad], [0, 2], [0, 1], [0, 1], 2)
+            monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
     rows = np.array([[n, r] + c + t for n, r, c, t in
                      ((rng.randint(0, 30), rng.randint(0, 30), [rng.randint(0, 5) for _ in range(4)],
                        [rng.randint(0, 30) for _ in range(4)]) for _ in range(500))], dtype=np.int64)
@@ -55,6 +62,33 @@ def test_kernel_c_equals_python_reference(monkeypatch):
             monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", "python")
             assert (c == kernel.bleu(rows, 4, smooth, 0.1, effective)).all()
             monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
+
+
+def test_kernel_threads_change_no_bit(pools):
+    """An automatic pool whose workers would idle (less work than it pays to send) computes here, its n-gram
+    kernels on as many threads as it has workers, chunks of segments at once: every expected utility is the one
+    computed on one thread, for exact and aggregate MBR with chrF, chrF++ and BLEU."""
+    from evalpipe.engines import make_engine
+    from evalpipe.engines.base import kernel_threads
+    from evalpipe.mbr import Decoder
+
+    seen = []
+    for name, options in (("chrf", {}), ("chrf", {"word_order": 2}), ("bleu", {})):
+        metric = load_metric(name, **options)
+        rows = metric.pairwise_rows
+
+        def counted(*args, **kwargs):
+            seen.append(kernel_threads())
+            return rows(*args, **kwargs)
+
+        metric.pairwise_rows = counted
+        for decoder in ("mbr", "aggregate"):
+            alone = mbr.decode(metric, pools, decoder=Decoder(decoder))
+            with make_engine("pool", workers=2, min_work=10 ** 9) as engine:
+                threaded = mbr.decode(metric, pools, decoder=Decoder(decoder), engine=engine)
+            assert [c.utilities for c in threaded] == [c.utilities for c in alone]
+            assert [c.index for c in threaded] == [c.index for c in alone]
+    assert set(seen) == {1, 2}
 
 
 @pytest.mark.parametrize("name, options", [

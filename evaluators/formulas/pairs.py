@@ -63,5 +63,10 @@ def candidate_sentences(hyps: np.ndarray) -> np.ndarray:
 
 
 def pseudo_reference_means(values: np.ndarray, refs: np.ndarray) -> np.ndarray:
-    """Per segment, the mean of ``values`` (one per sentence) over its pseudo-references; 0 without any."""
-    return np.array([values[a:b].mean() if b > a else 0.0 for a, b in zip(*ranges(refs))])
+    """Per segment, the mean of ``values`` (integer counts, one per sentence) over its pseudo-references; 0
+    without any.  The integer sums are exact, so each mean has the bits of numpy's ``values[a:b].mean()``."""
+    lo, hi = ranges(refs)
+    ints = np.asarray(values, dtype=np.int64)
+    sums = np.r_[0, np.cumsum(ints)]
+    n = hi - lo
+    return np.where(n > 0, (sums[hi] - sums[lo]).astype(np.float64) / np.maximum(n, 1), 0.0)

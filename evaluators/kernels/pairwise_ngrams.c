@@ -7,8 +7,8 @@
  * pseudo-references [refs[2 * g], refs[g+1]) as ranges of sentence numbers (the same range for self-MBR).
  *
  * Per segment, every n-gram of orders 1..order gets an exact integer id by interning (prefix id, last unit)
- * pairs in a hash table (no packing limit on order or vocabulary); every sentence becomes, per order, its
- * distinct ids with their counts.  A pseudo-reference's counts are spread into a dense array once and every
+ * pairs, packed into one 64-bit key, in a hash table (units are ids below 2^32; no limit on order); every
+ * sentence becomes, per order, its distinct ids with their counts.  A pseudo-reference's counts are spread into a dense array once and every
  * candidate is matched against it: sum over the candidate's ids of min(count, reference count).  Memory
  * holds one segment's n-grams, never a table per pair.
  *
@@ -29,31 +29,34 @@
 
 #include "int64_buffer.h"
 
+/* An n-gram is (id of its (n-1)-gram prefix, or -1 for a unigram; its last unit), packed into one key:
+ * (prefix + 2) << 32 | unit, never 0 (0 marks an empty slot).  Units are checked to lie in 0 .. 2^32 - 1 and a
+ * segment holds fewer than 2^32 - 2 n-grams, so the packing is exact. */
 typedef struct {
-    int64_t a, b;
-    int64_t id; /* -1: empty */
+    uint64_t key;
+    int64_t id;
 } Slot;
 
 typedef struct {
     Slot *table;
     size_t mask;
+    int shift;
     int64_t next;
 } Interner;
 
-static int64_t
-intern(Interner *t, int64_t a, int64_t b)
+/* the id of (prefix, unit), a new one if it is new (the table has room: sized by the n-grams) */
+static inline int64_t
+intern(Interner *t, int64_t prefix, int64_t unit)
 {
-    uint64_t h = (uint64_t)a * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)b + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
-    h ^= h >> 31;
-    size_t i = (size_t)h & t->mask;
-    while (t->table[i].id >= 0) {
-        if (t->table[i].a == a && t->table[i].b == b) {
+    uint64_t key = ((uint64_t)(prefix + 2) << 32) | (uint64_t)unit;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift); /* Fibonacci hashing: the high bits */
+    while (t->table[i].key) {
+        if (t->table[i].key == key) {
             return t->table[i].id;
         }
         i = (i + 1) & t->mask;
     }
-    t->table[i].a = a;
-    t->table[i].b = b;
+    t->table[i].key = key;
     t->table[i].id = t->next;
     return t->next++;
 }
@@ -75,7 +78,8 @@ segment_free(Segment *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* sentences [first, last) of the units; 0, or -1 when memory ran out (no exception set: the GIL is released) */
+/* sentences [first, last) of the units; 0, or -1 when memory ran out or the segment holds 2^32 - 2 n-grams or more
+ * (no exception set: the GIL is released) */
 static int
 segment_build(Segment *s, const int64_t *units, const int64_t *starts, int64_t first, int64_t last, int order)
 {
@@ -86,11 +90,16 @@ segment_build(Segment *s, const int64_t *units, const int64_t *starts, int64_t f
             total += len >= n ? len - n + 1 : 0;
         }
     }
-    size_t capacity = 16;
-    while (capacity < (size_t)(2 * total + 2)) {
-        capacity <<= 1;
+    if (total >= (int64_t)UINT32_MAX - 2) {
+        return -1;
     }
-    Interner t = {malloc(capacity * sizeof(Slot)), capacity - 1, 0};
+    size_t capacity = 16; /* at least 1.5 x the n-grams: a load factor below 2/3 however many are distinct */
+    int bits = 4;
+    while (capacity < (size_t)(total + total / 2 + 2)) {
+        capacity <<= 1;
+        bits++;
+    }
+    Interner t = {calloc(capacity, sizeof(Slot)), capacity - 1, 64 - bits, 0};
     int64_t *gram = malloc((size_t)(total + 1) * sizeof(int64_t)); /* each n-gram's id, sentence by sentence */
     int64_t *prev = NULL;
     int64_t longest = 1;
@@ -108,9 +117,6 @@ segment_build(Segment *s, const int64_t *units, const int64_t *starts, int64_t f
         free(prev);
         segment_free(s);
         return -1;
-    }
-    for (size_t i = 0; i < capacity; i++) {
-        t.table[i].id = -1;
     }
     int64_t g = 0;
     for (int64_t k = first; k < last; k++) {
@@ -206,6 +212,14 @@ args_parse(PyObject *args, Args *a)
         PyErr_SetString(PyExc_ValueError, "pairwise_ngrams: starts must begin at 0 and end at the number of units");
         args_release(a);
         return -1;
+    }
+    const int64_t *units = a->views[0].buf;
+    for (int64_t i = 0; i < a->n_units; i++) {
+        if (units[i] < 0 || units[i] > (int64_t)UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "pairwise_ngrams: units must be ids in 0 .. 2^32 - 1");
+            args_release(a);
+            return -1;
+        }
     }
     for (int64_t k = 0; k < a->n_sentences; k++) {
         if (starts[k + 1] < starts[k]) {

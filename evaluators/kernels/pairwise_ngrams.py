@@ -6,7 +6,7 @@ C: ``pairwise_ngrams.c`` (``_pairwise_ngrams``); this module is the facade and t
 same order -- and runs when the extension was not built or ``EVALPIPE_IMPLEMENTATION=python``.
 
 Layout: ``units`` holds S sentences' unit ids end to end (characters for chrF, word ids for chrF++'s words
-and BLEU), ``starts`` their S + 1 offsets; segment g's candidates are sentences ``hyps[2g] .. hyps[2g+1]-1`` and
+and BLEU; ids in 0 .. 2^32 - 1), ``starts`` their S + 1 offsets; segment g's candidates are sentences ``hyps[2g] .. hyps[2g+1]-1`` and
 its pseudo-references ``refs[2g] .. refs[2g+1]-1`` (the same range for self-MBR), ``hyps`` and ``refs`` holding
 each segment's first and end sentence.
 
@@ -28,6 +28,10 @@ import numpy as np
 
 from evalpipe.evaluators.kernels import compiled
 from evalpipe.evaluators.kernels.bleu_score import bleu_score
+
+
+#: the largest unit id: the C kernel packs (prefix id, unit) into one 64-bit key
+UNIT_MAX = 2 ** 32 - 1
 
 
 def _arrays(units, starts, hyps, refs):
@@ -64,6 +68,8 @@ def _check(units, starts, hyps, refs, order):
             or starts[-1] != len(units) or (np.diff(starts) < 0).any():
         raise ValueError("pairwise_ngrams: expected order >= 1, starts of S + 1 values and hyps, refs of 2 G values "
                          "(each segment's first and end sentence)")
+    if len(units) and (units.min() < 0 or units.max() > UNIT_MAX):
+        raise ValueError("pairwise_ngrams: units must be ids in 0 .. 2^32 - 1")
     for lo, hi in ((hyps[0::2], hyps[1::2]), (refs[0::2], refs[1::2])):
         if (lo < 0).any() or (lo > hi).any() or (hi > len(starts) - 1).any():
             raise ValueError("pairwise_ngrams: each segment's hyps and refs must be ranges of sentence numbers")

@@ -34,9 +34,25 @@ class Job:
         return self.spec.build()
 
 
-def chunk_rows(job: Job) -> List[list]:
-    """The stats rows of a job, computed here (in a worker, an executor, or this process)."""
-    return job.input.rows(job.metric())
+_THREADS = 1
+
+
+def kernel_threads() -> int:
+    """How many threads the chunk being computed in this process may run its GIL-free C kernels on (the MBR
+    n-gram utilities): what the engine computing it gave -- its workers when every one of them is idle, 1 in a
+    pool worker or a Spark task, whose engine already spreads the chunks over the cores."""
+    return _THREADS
+
+
+def chunk_rows(job: Job, threads: int = 1) -> List[list]:
+    """The stats rows of a job, computed here (in a worker, an executor, or this process), its kernels on up to
+    ``threads`` threads (:func:`kernel_threads`)."""
+    global _THREADS
+    before, _THREADS = _THREADS, max(1, threads)
+    try:
+        return job.input.rows(job.metric())
+    finally:
+        _THREADS = before
 
 
 def chunk_partial(job: Job) -> Partial:

@@ -134,7 +134,7 @@ class PoolEngine(Engine):
         try:
             for i, job in enumerate(jobs):
                 if i not in remote:
-                    out[i] = chunk_rows(job) if want_rows else chunk_partial(job).finish()
+                    out[i] = chunk_rows(job, 1 if tasks else self.workers) if want_rows else chunk_partial(job).finish()
                     done(i)
             parts: Dict[int, List[Any]] = {i: [None] * owner.count(i) for i in remote}
             first = {i: owner.index(i) for i in remote}

@@ -14,7 +14,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,8 @@ def _check(candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequ
                                  f"{type(text).__name__}")
 
 
+T = TypeVar("T")
+
 PAIRS_PER_CHUNK = 100_000  # segments are scored in chunks of about this many pairs: memory does not grow with N^2 x G
 
 
@@ -56,19 +58,63 @@ def _chunks(candidates: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) 
         yield start, len(candidates)
 
 
+def _in_order(compute: Callable[[Tuple[int, int]], T], chunks: List[Tuple[int, int]]) -> Iterator[T]:
+    """``compute`` of each chunk, in order; on :func:`~evalpipe.engines.base.kernel_threads` threads when the
+    engine gave more than one (``pairwise_rows`` runs its C kernels without the GIL, and each call is independent),
+    at most that many chunks ahead, so memory holds a few chunks, not the whole run."""
+    from evalpipe.engines.base import kernel_threads
+
+    threads = min(kernel_threads(), len(chunks))
+    if threads < 2:
+        yield from map(compute, chunks)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        ahead: deque = deque()
+        for chunk in chunks:
+            ahead.append(pool.submit(compute, chunk))
+            if len(ahead) > threads:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
+
+
+def _thread_chunks(candidates: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) -> List[Tuple[int, int]]:
+    """:func:`_chunks`, cut so that each of the kernel threads gets about four."""
+    from evalpipe.engines.base import kernel_threads
+
+    chunks = list(_chunks(candidates, refs))
+    threads = kernel_threads()
+    if threads < 2:
+        return chunks
+    size = max(1, -(-len(candidates) // (4 * threads)))
+    return [(c, min(c + size, b)) for a, b in chunks for c in range(a, b, size)]
+
+
 def iter_pairwise(metric: Any, candidates: Sequence[Sequence[str]],
                   pseudo_references: Optional[Sequence[Sequence[str]]] = None) -> Iterator[np.ndarray]:
     """:func:`pairwise_batch` one segment at a time, computed in chunks of about ``PAIRS_PER_CHUNK`` pairs."""
     refs = candidates if pseudo_references is None else pseudo_references
     _check(candidates, refs)
     fast = getattr(metric, "pairwise_rows", None)
-    for a, b in _chunks(candidates, refs):
-        cands, rs = candidates[a:b], refs[a:b]
+
+    def scored(chunk: Tuple[int, int]) -> np.ndarray:
+        cands, rs = candidates[chunk[0]:chunk[1]], refs[chunk[0]:chunk[1]]
         if fast is not None:
-            scores = _sentence_scores(metric, fast(cands, rs))
-        else:
-            scores = np.array([metric.score(metric.stats(h, [r])) for cs, rr in zip(cands, rs) for h in cs for r in rr],
-                              dtype=np.float64)
+            return _sentence_scores(metric, fast(cands, rs))
+        return np.array([metric.score(metric.stats(h, [r])) for cs, rr in zip(cands, rs) for h in cs for r in rr],
+                        dtype=np.float64)
+
+    if fast is not None:  # C kernels: on the engine's threads
+        chunks = _thread_chunks(candidates, refs)
+        computed = _in_order(scored, chunks)
+    else:
+        chunks = list(_chunks(candidates, refs))
+        computed = map(scored, chunks)
+    for (a, b), scores in zip(chunks, computed):
+        cands, rs = candidates[a:b], refs[a:b]
         at = 0
         for c, r in zip(cands, rs):
             n = len(c) * len(r)
@@ -97,10 +143,12 @@ def aggregate_utilities(metric: Any, candidates: Sequence[Sequence[str]],
     if fast is None:
         raise UsageError(f"{metric.name}: reference aggregation needs n-gram statistics (chrf, bleu); use the "
                          f"full pairwise expectation")
+    def scored(chunk: Tuple[int, int]) -> np.ndarray:  # from fractional statistics
+        return _sentence_scores(metric, fast(candidates[chunk[0]:chunk[1]], refs[chunk[0]:chunk[1]], aggregate=True))
+
     out = []
-    for a, b in _chunks(candidates, refs):
-        rows = fast(candidates[a:b], refs[a:b], aggregate=True)  # fractional statistics
-        scores = _sentence_scores(metric, rows)
+    chunks = _thread_chunks(candidates, refs)
+    for (a, b), scores in zip(chunks, _in_order(scored, chunks)):
         at = 0
         for cands in candidates[a:b]:
             out.append(scores[at:at + len(cands)])
