@@ -15,7 +15,11 @@ measured in this run, on this machine, one after the other:
   probabilistic and pruning computed (target <= 1/4 of exact MBR's).  Pruning's default schedule (mbrs's:
   8, 16, 32, ...) starts with 8 of the 20 pseudo-references, 40 % of the matrix before anything is pruned, so it
   is also run with a schedule that starts at a tenth of the pool (2, 4, 8, 16, 20), as a pool this small needs;
-* the choices: the share of segments where each decoder picks a candidate of the highest exact expected utility,
+* the choices: the same chosen text as mbrs (and the same index: among identical candidates -- one output given by
+  several systems, with the same utility -- ``--ties mbrs`` follows torch's ``topk`` over the whole utility
+  vector, whose last bits differ from mbrs's by up to 1e-6 where the model's batches differ, so it may name
+  another copy of the same text);
+* the share of segments where each decoder picks a candidate of the highest exact expected utility,
   and its regret (the exact expected utility lost, averaged over segments), for evalpipe's draws (torch's: mbrs's
   own; and numpy's, an environment without torch) and mbrs's.  Timed runs use evalpipe's default ties; the
   choices compared with mbrs's come from an untimed ``--ties mbrs`` run.
@@ -158,8 +162,8 @@ def comet(runs: int, folder: Path) -> None:
         path.write_text("\n".join(out[:g]) + "\n", encoding="utf-8")
         cand_files.append(str(path))
     (folder / "src.txt").write_text("\n".join(src[:g]) + "\n", encoding="utf-8")
-    (folder / "segments.json").write_text(json.dumps([{"source": src[i], "candidates": [o[i] for o in outs]}
-                                                      for i in range(g)]))
+    pool = [[o[i] for o in outs] for i in range(g)]
+    (folder / "segments.json").write_text(json.dumps([{"source": src[i], "candidates": pool[i]} for i in range(g)]))
     print(f"COMET (tiny model), {g} segments x {len(outs)} candidates; seconds, start-up included")
     for name, theirs, config, flags in (
             ("mbr", "mbr", None, []), ("aggregate", "aggregate_mbr", None, ["--decoder", "aggregate"]),
@@ -180,13 +184,14 @@ def comet(runs: int, folder: Path) -> None:
                                                 "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
             t_ours, done = _run(ours)
             doc = json.loads(done.stdout)
-            same = sum(a["choice"] == b["choice"] for a, b in zip(
-                doc["segments"], json.loads(done_theirs.stdout.strip().splitlines()[-1])["segments"]))
+            pairs = list(zip(doc["segments"], json.loads(done_theirs.stdout.strip().splitlines()[-1])["segments"]))
+            same = sum(a["choice"] == b["choice"] for a, b in pairs)
+            same_text = sum(a["text"] == pool[k][b["choice"]] for k, (a, b) in enumerate(pairs))
             cells = doc.get("cells")
             note = f"  cells {cells['computed']:,} of {cells['exact']:,} ({cells['computed'] / cells['exact']:.1%})" \
                 if cells else ""
             print(f"run {run}: {name}: mbrs {t_theirs:.2f}  evalpipe {t_ours:.2f} ({t_theirs / t_ours:.1f}x; "
-                  f"target >= 3x; same choices {same}/{g}){note}")
+                  f"target >= 3x; same choices {same_text}/{g}, same index {same}/{g}){note}")
 
 
 def main(runs: int = 2) -> None:

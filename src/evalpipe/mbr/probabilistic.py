@@ -41,29 +41,47 @@ def complete(matrix: np.ndarray, mask: np.ndarray, rank: int, regularization: fl
     if draws == "torch":
         import torch
 
-        solve = (lambda a, b: torch.linalg.solve(a, b))
-        u, w = torch.from_numpy(u.astype(np.float32)), torch.from_numpy(mask)
-        x, y = torch.from_numpy(x0), torch.from_numpy(y0)
-        reg = regularization * torch.eye(rank)
-        norm2 = (lambda a: float(a.norm() ** 2))
-        item = (lambda a: float(a.item()))
-    else:
-        solve = (lambda a, b: np.linalg.solve(a, b[:, :, None])[:, :, 0])
-        u, w = u.astype(np.float64), mask
-        x, y = x0.astype(np.float64), y0.astype(np.float64)
-        reg = regularization * np.eye(rank)
-        norm2 = (lambda a: float(np.sum(a * a)))
-        item = float
+        with torch.inference_mode():  # no autograd bookkeeping: the same operations, the same bits
+            done = _als_torch(torch, torch.from_numpy(u.astype(np.float32)), torch.from_numpy(mask),
+                              torch.from_numpy(x0), torch.from_numpy(y0), regularization, iterations, tolerance)
+            return done.numpy()
+    return _als_numpy(u.astype(np.float64), mask, x0.astype(np.float64), y0.astype(np.float64), regularization,
+                      iterations, tolerance)
+
+
+def _als_torch(torch: Any, u: Any, mask: Any, x: Any, y: Any, regularization: float, iterations: int,
+               tolerance: float) -> Any:
+    """The rounds in torch float32, mbrs's operations in its order (the mask as 0/1 floats, made once: a product
+    with it is the product with the boolean mask, bit for bit)."""
+    w = mask.to(torch.float32)
+    by_row, by_col, ut = w[:, :, None], w.T[:, :, None], u.T
+    reg = regularization * torch.eye(x.shape[1])
+    solve = torch.linalg.solve
     previous = 1e5
     for _ in range(iterations):
-        x = solve(y.T[None, :, :] @ (y[None, :, :] * w[:, :, None]) + reg, u @ y)
-        y = solve(x.T[None, :, :] @ (x[None, :, :] * w.T[:, :, None]) + reg, u.T @ x)
-        loss = item(((w * (u - x @ y.T)) ** 2).sum()) + regularization * (norm2(x) + norm2(y))
+        x = solve(y.T[None, :, :] @ (y[None, :, :] * by_row) + reg, u @ y)
+        y = solve(x.T[None, :, :] @ (x[None, :, :] * by_col) + reg, ut @ x)
+        loss = float(((w * (u - x @ y.T)) ** 2).sum().item()) + regularization * (float(x.norm() ** 2) +
+                                                                                  float(y.norm() ** 2))
         if previous - loss <= tolerance:  # (mbrs starts from 1e5: a larger first loss ends after one round)
             break
         previous = loss
-    done = x @ y.T
-    return done.numpy() if draws == "torch" else done
+    return x @ y.T
+
+
+def _als_numpy(u: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, regularization: float, iterations: int,
+               tolerance: float) -> np.ndarray:
+    """The rounds in numpy float64 (numpy draws: no torch)."""
+    reg = regularization * np.eye(x.shape[1])
+    previous = 1e5
+    for _ in range(iterations):
+        x = np.linalg.solve(y.T[None, :, :] @ (y[None, :, :] * w[:, :, None]) + reg, (u @ y)[:, :, None])[:, :, 0]
+        y = np.linalg.solve(x.T[None, :, :] @ (x[None, :, :] * w.T[:, :, None]) + reg, (u.T @ x)[:, :, None])[:, :, 0]
+        loss = float(((w * (u - x @ y.T)) ** 2).sum()) + regularization * (float(np.sum(x * x)) + float(np.sum(y * y)))
+        if previous - loss <= tolerance:
+            break
+        previous = loss
+    return x @ y.T
 
 
 def decode(seg: Segment, cfg: Any, draws: str) -> Generator[Cells, np.ndarray, Tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
