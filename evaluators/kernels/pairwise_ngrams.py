@@ -6,9 +6,9 @@ C: ``pairwise_ngrams.c`` (``_pairwise_ngrams``); this module is the facade and t
 same order -- and runs when the extension was not built or ``EVALPIPE_IMPLEMENTATION=python``.
 
 Layout: ``units`` holds S sentences' unit ids end to end (characters for chrF, word ids for chrF++'s words
-and BLEU; ids in 0 .. 2^32 - 1), ``starts`` their S + 1 offsets; segment g's candidates are sentences ``hyps[2g] .. hyps[2g+1]-1`` and
-its pseudo-references ``refs[2g] .. refs[2g+1]-1`` (the same range for self-MBR), ``hyps`` and ``refs`` holding
-each segment's first and end sentence.
+and BLEU; ids in 0 .. 2^32 - 1), ``starts`` their S + 1 offsets; segment g's candidates are sentences
+``hyps[2g] .. hyps[2g+1]-1`` and its pseudo-references ``refs[2g] .. refs[2g+1]-1`` (the same range for
+self-MBR), ``hyps`` and ``refs`` holding each segment's first and end sentence.
 
 * :func:`pairwise` -> int64 ``[pairs, order]``: per pair (candidate-major within a segment, segments in
   order) and n = 1..order, sum over the candidate's n-grams of min(its count, the pseudo-reference's count).
