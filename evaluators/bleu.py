@@ -203,17 +203,20 @@ class BLEU(Metric):
         return ngram_matches.build([units for units, _ in laid], lengths, self._order), vocab
 
     def pairwise_rows(self, candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]],
-                      aggregate: bool = False) -> Any:
+                      aggregate: bool = False, cells: Optional[Sequence[Tuple[Any, Any]]] = None) -> Any:
         """Minimum Bayes risk: the stats row of every candidate against every pseudo-reference of its segment
         (candidate-major, segments in order), each pseudo-reference a single reference; counted by the
         ``pairwise_ngrams`` kernel on word ids.  With ``aggregate``: one float row per candidate against the
-        mean n-gram counts and the mean length of the segment's pseudo-references (DeNero et al., 2009)."""
+        mean n-gram counts and the mean length of the segment's pseudo-references (DeNero et al., 2009).  With
+        ``cells`` (segment g's (candidate indices, pseudo-reference indices)): the rows of those pairs only."""
         import numpy as np
 
-        from evalpipe.evaluators.formulas.pairs import (candidate_segments, candidate_sentences, pair_layout,
-                                                        pair_sentences, pseudo_reference_means)
+        from evalpipe.evaluators.formulas.pairs import (candidate_segments, candidate_sentences, cell_sentences,
+                                                        pair_layout, pair_sentences, pseudo_reference_means)
         from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams
 
+        if aggregate and cells is not None:
+            raise ValueError("pairwise_rows: aggregate rows are per candidate; cells are pairs (give one)")
         texts, hyps, refs = pair_layout(candidates, pseudo_references)
         if self.options["tokenize"] == "13a":
             units, lengths = self._ids_13a(texts, tokenize_13a.vocabulary(), grow=True)
@@ -226,6 +229,10 @@ class BLEU(Metric):
             h = candidate_sentences(hyps)
             found = pairwise_ngrams.aggregate(units, starts, hyps, refs, order)
             ref_len = pseudo_reference_means(lengths, refs)[candidate_segments(hyps)]
+        elif cells is not None:
+            h, r, at = cell_sentences(hyps, refs, cells)
+            found = pairwise_ngrams.selected(units, starts, hyps, refs, order, np.column_stack([h, r]).ravel(), at)
+            ref_len = lengths[r]
         else:
             h, r = pair_sentences(hyps, refs)
             found = pairwise_ngrams.pairwise(units, starts, hyps, refs, order)

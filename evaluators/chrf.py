@@ -30,8 +30,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from evalpipe.evaluators import sacrebleu_api as sb
-from evalpipe.evaluators.formulas.pairs import (candidate_segments, candidate_sentences, pair_layout, pair_sentences,
-                                                pseudo_reference_means)
+from evalpipe.evaluators.formulas.pairs import (candidate_segments, candidate_sentences, cell_sentences, pair_layout,
+                                                pair_sentences, pseudo_reference_means)
 from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams, text_units
 from evalpipe.evaluators.kernels.chrf_words import words_block, words_flat
 from evalpipe.evaluators.kernels.ngram_line import Counts, clipped
@@ -225,11 +225,15 @@ class ChrF(Metric):
                 columns[k] += [np.where(ref_total > 0, hyp_total, 0), ref_total, found[:, k]]
 
     def pairwise_rows(self, candidates: Sequence[Sequence[str]], pseudo_references: Sequence[Sequence[str]],
-                      aggregate: bool = False) -> np.ndarray:
+                      aggregate: bool = False, cells: Optional[Sequence[Tuple[Any, Any]]] = None) -> np.ndarray:
         """Minimum Bayes risk: the stats row of every candidate against every pseudo-reference of its segment
         (candidate-major, segments in order; int64), or with ``aggregate`` against the mean n-gram counts of the
         segment's pseudo-references (one float row per candidate: matches ``min(count, mean count)``, reference
-        totals the mean totals; Vamvas & Sennrich, 2024).  Counted by the ``pairwise_ngrams`` kernel."""
+        totals the mean totals; Vamvas & Sennrich, 2024), or with ``cells`` (segment g's (candidate indices,
+        pseudo-reference indices)) the rows of those pairs only, in order.  Counted by the ``pairwise_ngrams``
+        kernel."""
+        if aggregate and cells is not None:
+            raise ValueError("pairwise_rows: aggregate rows are per candidate; cells are pairs (give one)")
         o = self.options
         texts, hyps, refs = pair_layout(candidates, pseudo_references)
         texts = self._prepared(texts)
@@ -242,6 +246,8 @@ class ChrF(Metric):
             blocks.append((ngram_matches.word_units(words, {}), ngram_matches.lengths_of(words), o["word_order"]))
         if aggregate:
             segment, h = candidate_segments(hyps), candidate_sentences(hyps)
+        elif cells is not None:
+            h, r, at = cell_sentences(hyps, refs, cells)
         else:
             h, r = pair_sentences(hyps, refs)
         columns = []
@@ -255,7 +261,8 @@ class ChrF(Metric):
                     hyp_total = ngram_matches.ngram_totals(lengths[h], n)
                     columns += [np.where(ref_total > 0, hyp_total, 0), ref_total, found[:, n - 1]]
             else:
-                found = pairwise_ngrams.pairwise(units, starts, hyps, refs, order)
+                found = pairwise_ngrams.pairwise(units, starts, hyps, refs, order) if cells is None else \
+                    pairwise_ngrams.selected(units, starts, hyps, refs, order, np.column_stack([h, r]).ravel(), at)
                 for n in range(1, order + 1):
                     ref_total = ngram_matches.ngram_totals(lengths[r], n)
                     columns += [np.where(ref_total > 0, ngram_matches.ngram_totals(lengths[h], n), 0), ref_total,

@@ -47,6 +47,26 @@ def test_kernel_c_equals_python_reference(monkeypatch):
         want = (kernel.pairwise(units, starts, hyps, refs, order), kernel.aggregate(units, starts, hyps, refs, order))
         monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
         assert all((a == b).all() and a.shape == b.shape for a, b in zip(got, want))
+        pairs, at = [], [0]  # some of each segment's pairs, in any order: the rows of those pairs
+        everything, rows_at = [], 0
+        for g in range(len(hyps) // 2):
+            grid = [(h, r) for h in range(hyps[2 * g], hyps[2 * g + 1]) for r in range(refs[2 * g], refs[2 * g + 1])]
+            picked = rng.sample(range(len(grid)), rng.randint(0, len(grid)))
+            pairs += [v for k in picked for v in grid[k]]
+            everything += [rows_at + k for k in picked]
+            rows_at += len(grid)
+            at.append(len(pairs) // 2)
+        chosen = kernel.selected(units, starts, hyps, refs, order, pairs, at)
+        assert (chosen == got[0][everything]).all() and chosen.shape == (len(everything), order)
+        monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", "python")
+        assert (kernel.selected(units, starts, hyps, refs, order, pairs, at) == chosen).all()
+        monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
+    for implementation in ("c", "python"):  # a pair outside its segment, offsets that do not add up: refused
+        monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", implementation)
+        for pairs, at in (([0, 2], [0, 1]), ([0, 0], [0, 2]), ([0, 0, 1], [0, 1])):
+            with pytest.raises(ValueError, match="pairs of \\(candidate, pseudo-reference\\) sentence numbers"):
+                kernel.selected([1, 2, 3], [0, 1, 2, 3], [0, 2], [0, 2], 2, pairs, at)
+        monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
     for bad in (-1, 2 ** 32):  # both refuse a unit the key cannot hold
         for implementation in ("c", "python"):
             monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", implementation)
@@ -62,6 +82,25 @@ def test_kernel_c_equals_python_reference(monkeypatch):
             monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", "python")
             assert (c == kernel.bleu(rows, 4, smooth, 0.1, effective)).all()
             monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
+
+
+@pytest.mark.parametrize("name, options", [("chrf", {}), ("chrf", {"word_order": 2}), ("bleu", {}),
+                                           ("bleu", {"tokenize": "intl"})])
+def test_rows_of_the_cells_asked_are_those_of_every_pair(pools, name, options):
+    """Probabilistic MBR asks for scattered cells: each segment's n-grams counted once and only those pairs
+    matched give the rows of every-pair counting, for the pairs asked, in the order asked."""
+    metric = load_metric(name, **options)
+    rng = random.Random(7)
+    segments = pools[:20]
+    full = metric.pairwise_rows(segments, segments)
+    cells, want, at = [], [], 0
+    for cands in segments:
+        n = len(cands)
+        picked = rng.sample(range(n * n), rng.randint(0, n * n // 4))
+        cells.append(([k // n for k in picked], [k % n for k in picked]))
+        want += [at + k for k in picked]
+        at += n * n
+    assert (metric.pairwise_rows(segments, segments, cells=cells) == full[want]).all()
 
 
 def test_kernel_threads_change_no_bit(pools):

@@ -51,6 +51,22 @@ def pair_sentences(hyps: np.ndarray, refs: np.ndarray) -> Tuple[np.ndarray, np.n
     return h_lo[seg] + k // np.maximum(n_r_of, 1), r_lo[seg] + k % np.maximum(n_r_of, 1)
 
 
+def cell_sentences(hyps: np.ndarray, refs: np.ndarray, cells: Sequence[Tuple[Sequence[int], Sequence[int]]]
+                   ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells asked -- ``cells[g]``: segment g's (candidate indices, pseudo-reference indices), one a cell --
+    as (candidate sentence, pseudo-reference sentence) of each, in order, and each segment's offsets into them
+    (G + 1)."""
+    h_lo, _ = ranges(hyps)
+    r_lo, _ = ranges(refs)
+    rows = [np.asarray(c[0], dtype=np.int64) for c in cells]
+    cols = [np.asarray(c[1], dtype=np.int64) for c in cells]
+    at = np.r_[0, np.cumsum([len(r) for r in rows])].astype(np.int64)
+    empty = np.zeros(0, np.int64)
+    h = np.concatenate([h_lo[g] + r for g, r in enumerate(rows)] + [empty])
+    r = np.concatenate([r_lo[g] + c for g, c in enumerate(cols)] + [empty])
+    return h, r, at
+
+
 def candidate_segments(hyps: np.ndarray) -> np.ndarray:
     """The segment of every candidate, in order."""
     h_lo, h_hi = ranges(hyps)

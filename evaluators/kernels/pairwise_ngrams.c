@@ -13,6 +13,10 @@
  * holds one segment's n-grams, never a table per pair.
  *
  * pairwise(units, starts, hyps, refs, order) -> bytes of int64 matches [pairs x order], pairs candidate-major
+ * selected(units, starts, hyps, refs, order, pairs, at) -> bytes of int64 matches [P x order] of P pairs of
+ *     (candidate, pseudo-reference) sentence numbers, pairs[2p], pairs[2p + 1], segment g's being pairs
+ *     at[g] .. at[g+1] - 1: each segment's n-grams counted once, then only the pairs asked matched
+ *     (probabilistic MBR's scattered cells)
  * aggregate(units, starts, hyps, refs, order) -> bytes of float64 matches [candidates x order] against the
  *     mean of the pseudo-references' counts, sum over ids of min(count, mean count)
  * bleu(rows, order, smooth, smooth_value, effective_order) -> bytes of float64 sentence BLEU of int64 stats rows
@@ -395,6 +399,117 @@ aggregate(PyObject *self, PyObject *args)
 }
 
 static PyObject *
+selected(PyObject *self, PyObject *args)
+{
+    PyObject *pairs_obj, *at_obj;
+    if (PyTuple_GET_SIZE(args) != 7) {
+        PyErr_SetString(PyExc_TypeError, "selected(units, starts, hyps, refs, order, pairs, at)");
+        return NULL;
+    }
+    PyObject *head = PyTuple_GetSlice(args, 0, 5);
+    if (!head) {
+        return NULL;
+    }
+    Args a;
+    int parsed = args_parse(head, &a);
+    Py_DECREF(head);
+    if (parsed < 0) {
+        return NULL;
+    }
+    pairs_obj = PyTuple_GET_ITEM(args, 5);
+    at_obj = PyTuple_GET_ITEM(args, 6);
+    Py_buffer pv, av;
+    if (int64_buffer(pairs_obj, &pv, 0, "pairs") < 0) {
+        args_release(&a);
+        return NULL;
+    }
+    if (int64_buffer(at_obj, &av, 0, "at") < 0) {
+        PyBuffer_Release(&pv);
+        args_release(&a);
+        return NULL;
+    }
+    const int64_t *units = a.views[0].buf, *starts = a.views[1].buf, *hyps = a.views[2].buf, *refs = a.views[3].buf;
+    const int64_t *pairs = pv.buf, *at = av.buf;
+    int64_t n_pairs = pv.len / 16;
+    int order = a.order, bad = pv.len % 16 != 0 || av.len / 8 != a.n_segments + 1;
+    if (!bad) {
+        bad = at[0] != 0 || at[a.n_segments] != n_pairs;
+    }
+    for (int64_t g = 0; g < a.n_segments && !bad; g++) {
+        if (at[g + 1] < at[g]) {
+            bad = 1;
+            break;
+        }
+        for (int64_t p = at[g]; p < at[g + 1]; p++) {
+            int64_t h = pairs[2 * p], r = pairs[2 * p + 1];
+            if (h < hyps[2 * g] || h >= hyps[2 * g + 1] || r < refs[2 * g] || r >= refs[2 * g + 1]) {
+                bad = 1;
+                break;
+            }
+        }
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "pairwise_ngrams: expected pairs of (candidate, pseudo-reference) sentence "
+                                          "numbers within their segment's ranges, and at of G + 1 rising offsets "
+                                          "from 0 to the number of pairs");
+        PyBuffer_Release(&pv);
+        PyBuffer_Release(&av);
+        args_release(&a);
+        return NULL;
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_pairs * order * 8));
+    if (!result) {
+        PyBuffer_Release(&pv);
+        PyBuffer_Release(&av);
+        args_release(&a);
+        return NULL;
+    }
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t g = 0; g < a.n_segments && !failed; g++) {
+        if (at[g] == at[g + 1]) {
+            continue;
+        }
+        int64_t first, last;
+        span(hyps, refs, g, &first, &last);
+        Segment s = {0};
+        if (segment_build(&s, units, starts, first, last, order) < 0) {
+            failed = 1;
+            break;
+        }
+        for (int64_t p = at[g]; p < at[g + 1]; p++) {
+            int64_t hk = pairs[2 * p] - first, rk = pairs[2 * p + 1] - first;
+            for (int64_t i = s.vec[rk * order]; i < s.vec[rk * order + order]; i++) { /* the reference, dense */
+                s.dense[s.ids[i]] = s.counts[i];
+            }
+            int64_t *row = out + p * order;
+            for (int n = 0; n < order; n++) {
+                int64_t m = 0;
+                for (int64_t i = s.vec[hk * order + n]; i < s.vec[hk * order + n + 1]; i++) {
+                    int64_t c = s.counts[i], d = s.dense[s.ids[i]];
+                    m += c < d ? c : d;
+                }
+                row[n] = m;
+            }
+            for (int64_t i = s.vec[rk * order]; i < s.vec[rk * order + order]; i++) {
+                s.dense[s.ids[i]] = 0;
+            }
+        }
+        segment_free(&s);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&pv);
+    PyBuffer_Release(&av);
+    args_release(&a);
+    if (failed) {
+        Py_DECREF(result);
+        return PyErr_NoMemory();
+    }
+    return result;
+}
+
+static PyObject *
 bleu(PyObject *self, PyObject *args)
 {
     PyObject *obj;
@@ -471,6 +586,9 @@ bleu(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"pairwise", pairwise, METH_VARARGS,
      "pairwise(units, starts, hyps, refs, order) -> int64 matches [pairs x order], candidate-major"},
+    {"selected", selected, METH_VARARGS,
+     "selected(units, starts, hyps, refs, order, pairs, at) -> int64 matches [pairs x order] of the (candidate, "
+     "pseudo-reference) sentence pairs asked, segment g's pairs[2 * at[g] .. 2 * at[g+1])"},
     {"aggregate", aggregate, METH_VARARGS,
      "aggregate(units, starts, hyps, refs, order) -> float64 matches [candidates x order] against the mean "
      "pseudo-reference counts"},

@@ -12,6 +12,8 @@ self-MBR), ``hyps`` and ``refs`` holding each segment's first and end sentence.
 
 * :func:`pairwise` -> int64 ``[pairs, order]``: per pair (candidate-major within a segment, segments in
   order) and n = 1..order, sum over the candidate's n-grams of min(its count, the pseudo-reference's count).
+* :func:`selected` -> int64 ``[pairs, order]``: the same for the (candidate, pseudo-reference) sentence pairs
+  asked only (``pairs`` flat, segment g's ``at[g] .. at[g+1]-1``): each segment's n-grams counted once.
 * :func:`aggregate` -> float64 ``[candidates, order]``: the same against the mean count of each n-gram over
   the segment's pseudo-references (summed in reference order, then divided; 0 rows when it has none).
 * :func:`bleu` -> float64: the sentence BLEU of every int64 stats row ``[hyp_len, ref_len, correct_1..N,
@@ -56,6 +58,35 @@ def aggregate(units: Sequence[int], starts: Sequence[int], hyps: Sequence[int], 
     if native is not None:
         return np.frombuffer(native.aggregate(units, starts, hyps, refs, order), dtype=np.float64).reshape(rows, order)
     return _aggregate_reference(units, starts, hyps, refs, order).reshape(rows, order)
+
+
+def selected(units: Sequence[int], starts: Sequence[int], hyps: Sequence[int], refs: Sequence[int], order: int,
+             pairs: Sequence[int], at: Sequence[int]) -> np.ndarray:
+    units, starts, hyps, refs = _arrays(units, starts, hyps, refs)
+    pairs, at = (np.ascontiguousarray(a, dtype=np.int64) for a in (pairs, at))
+    native = compiled("pairwise_ngrams")
+    if native is not None:
+        return np.frombuffer(native.selected(units, starts, hyps, refs, order, pairs, at),
+                             dtype=np.int64).reshape(-1, order)
+    return _selected_reference(units, starts, hyps, refs, order, pairs, at).reshape(-1, order)
+
+
+def _selected_reference(units, starts, hyps, refs, order, pairs, at) -> np.ndarray:
+    _check(units, starts, hyps, refs, order)
+    n_pairs, segments = len(pairs) // 2, len(hyps) // 2
+    bad = len(pairs) % 2 or len(at) != segments + 1 or at[0] != 0 or at[-1] != n_pairs or (np.diff(at) < 0).any()
+    for g in range(segments if not bad else 0):
+        for p in range(at[g], at[g + 1]):
+            h, r = pairs[2 * p], pairs[2 * p + 1]
+            bad = bad or not (hyps[2 * g] <= h < hyps[2 * g + 1] and refs[2 * g] <= r < refs[2 * g + 1])
+    if bad:
+        raise ValueError("pairwise_ngrams: expected pairs of (candidate, pseudo-reference) sentence numbers within "
+                         "their segment's ranges, and at of G + 1 rising offsets from 0 to the number of pairs")
+    out: List[int] = []
+    for p in range(n_pairs):
+        c, r = _counts(units, starts, pairs[2 * p], order), _counts(units, starts, pairs[2 * p + 1], order)
+        out += [sum(min(v, r[n].get(key, 0)) for key, v in c[n].items()) for n in range(order)]
+    return np.array(out, dtype=np.int64)
 
 
 def _counts(units: np.ndarray, starts: np.ndarray, k: int, order: int) -> List[Counter]:

@@ -63,6 +63,15 @@ def _scores(metric: Any, rows: Any) -> np.ndarray:
     return _sentence_scores(metric, rows)
 
 
+def _place(parts: List[Any], which: Sequence[int], asked: Sequence[Any], flat: np.ndarray) -> None:
+    """Requests ``which`` of ``asked`` take their cells' values from ``flat``, in order (a block's candidate-major
+    as its ``rows`` and ``cols`` list them)."""
+    at = 0
+    for k in which:
+        n = len(asked[k][1].rows)
+        parts[k], at = flat[at:at + n], at + n
+
+
 class MetricCells:
     """Requests answered by a metric: n-gram metrics (``pairwise_rows``) in one C pass over every pair asked,
     model metrics (``reads_source``) in one model call, any other metric pair by pair from its statistics."""
@@ -102,20 +111,22 @@ class MetricCells:
         return out
 
     def _ngram_cells(self, asked: Sequence[Any]) -> np.ndarray:
-        """Every cell asked, in order, in one C pass: a block (:class:`Cells`) as one segment of the pairwise
-        kernel, whose sentences' n-grams are then extracted once; scattered cells (probabilistic) as one-pair
-        segments."""
-        cands: List[List[str]] = []
-        refs: List[List[str]] = []
-        for seg, req in asked:
-            if req.block is not None:
-                block_rows, block_cols = req.block
-                cands.append([seg.candidates[i] for i in block_rows])
-                refs.append([seg.references[j] for j in block_cols])
-            else:
-                cands += [[seg.candidates[i]] for i in req.rows]
-                refs += [[seg.references[j]] for j in req.cols]
-        return _scores(self.metric, self.metric.pairwise_rows(cands, refs))
+        """Every cell asked, in order, in C: blocks (:class:`Cells` with ``block``: pruning's) as segments of the
+        pairwise kernel, whose sentences' n-grams are then extracted once; scattered cells (probabilistic's) by its
+        ``selected`` pass, each segment's n-grams counted once and only the pairs asked matched."""
+        parts: List[Any] = [None] * len(asked)
+        blocks = [k for k, (_, req) in enumerate(asked) if req.block is not None]
+        scattered = [k for k, (_, req) in enumerate(asked) if req.block is None]
+        if blocks:
+            cands = [[asked[k][0].candidates[i] for i in asked[k][1].block[0]] for k in blocks]
+            refs = [[asked[k][0].references[j] for j in asked[k][1].block[1]] for k in blocks]
+            _place(parts, blocks, asked, _scores(self.metric, self.metric.pairwise_rows(cands, refs)))
+        if scattered:
+            rows = self.metric.pairwise_rows([asked[k][0].candidates for k in scattered],
+                                             [asked[k][0].references for k in scattered],
+                                             cells=[(asked[k][1].rows, asked[k][1].cols) for k in scattered])
+            _place(parts, scattered, asked, _scores(self.metric, rows))
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def vectors(self, asked: Sequence[Any]) -> List[np.ndarray]:
         """One matrix a segment: its pseudo-references' vectors, one a row."""
