@@ -398,15 +398,37 @@ aggregate(PyObject *self, PyObject *args)
     return result;
 }
 
+/* whether pairs (2 P values) and at (G + 1 offsets) are what selected() expects of these segments */
+static int
+pairs_fit(const int64_t *pairs, Py_ssize_t pairs_len, const int64_t *at, Py_ssize_t at_len, const Args *a)
+{
+    const int64_t *hyps = a->views[2].buf, *refs = a->views[3].buf;
+    int64_t n_pairs = pairs_len / 16;
+    if (pairs_len % 16 || at_len / 8 != a->n_segments + 1 || at[0] != 0 || at[a->n_segments] != n_pairs) {
+        return 0;
+    }
+    for (int64_t g = 0; g < a->n_segments; g++) {
+        if (at[g + 1] < at[g]) {
+            return 0;
+        }
+        for (int64_t p = at[g]; p < at[g + 1]; p++) {
+            int64_t h = pairs[2 * p], r = pairs[2 * p + 1];
+            if (h < hyps[2 * g] || h >= hyps[2 * g + 1] || r < refs[2 * g] || r >= refs[2 * g + 1]) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 selected(PyObject *self, PyObject *args)
 {
-    PyObject *pairs_obj, *at_obj;
     if (PyTuple_GET_SIZE(args) != 7) {
         PyErr_SetString(PyExc_TypeError, "selected(units, starts, hyps, refs, order, pairs, at)");
         return NULL;
     }
-    PyObject *head = PyTuple_GetSlice(args, 0, 5);
+    PyObject *head = PyTuple_GetSlice(args, 0, 5), *result = NULL;
     if (!head) {
         return NULL;
     }
@@ -416,53 +438,28 @@ selected(PyObject *self, PyObject *args)
     if (parsed < 0) {
         return NULL;
     }
-    pairs_obj = PyTuple_GET_ITEM(args, 5);
-    at_obj = PyTuple_GET_ITEM(args, 6);
     Py_buffer pv, av;
-    if (int64_buffer(pairs_obj, &pv, 0, "pairs") < 0) {
-        args_release(&a);
-        return NULL;
+    int held = 0; /* buffers of pairs and at held */
+    if (int64_buffer(PyTuple_GET_ITEM(args, 5), &pv, 0, "pairs") < 0) {
+        goto done;
     }
-    if (int64_buffer(at_obj, &av, 0, "at") < 0) {
-        PyBuffer_Release(&pv);
-        args_release(&a);
-        return NULL;
+    held = 1;
+    if (int64_buffer(PyTuple_GET_ITEM(args, 6), &av, 0, "at") < 0) {
+        goto done;
     }
+    held = 2;
     const int64_t *units = a.views[0].buf, *starts = a.views[1].buf, *hyps = a.views[2].buf, *refs = a.views[3].buf;
     const int64_t *pairs = pv.buf, *at = av.buf;
-    int64_t n_pairs = pv.len / 16;
-    int order = a.order, bad = pv.len % 16 != 0 || av.len / 8 != a.n_segments + 1;
-    if (!bad) {
-        bad = at[0] != 0 || at[a.n_segments] != n_pairs;
-    }
-    for (int64_t g = 0; g < a.n_segments && !bad; g++) {
-        if (at[g + 1] < at[g]) {
-            bad = 1;
-            break;
-        }
-        for (int64_t p = at[g]; p < at[g + 1]; p++) {
-            int64_t h = pairs[2 * p], r = pairs[2 * p + 1];
-            if (h < hyps[2 * g] || h >= hyps[2 * g + 1] || r < refs[2 * g] || r >= refs[2 * g + 1]) {
-                bad = 1;
-                break;
-            }
-        }
-    }
-    if (bad) {
+    int order = a.order;
+    if (!pairs_fit(pairs, pv.len, at, av.len, &a)) {
         PyErr_SetString(PyExc_ValueError, "pairwise_ngrams: expected pairs of (candidate, pseudo-reference) sentence "
                                           "numbers within their segment's ranges, and at of G + 1 rising offsets "
                                           "from 0 to the number of pairs");
-        PyBuffer_Release(&pv);
-        PyBuffer_Release(&av);
-        args_release(&a);
-        return NULL;
+        goto done;
     }
-    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_pairs * order * 8));
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(pv.len / 16 * order * 8));
     if (!result) {
-        PyBuffer_Release(&pv);
-        PyBuffer_Release(&av);
-        args_release(&a);
-        return NULL;
+        goto done;
     }
     int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
     int failed = 0;
@@ -499,13 +496,18 @@ selected(PyObject *self, PyObject *args)
         segment_free(&s);
     }
     Py_END_ALLOW_THREADS
-    PyBuffer_Release(&pv);
-    PyBuffer_Release(&av);
-    args_release(&a);
     if (failed) {
-        Py_DECREF(result);
-        return PyErr_NoMemory();
+        Py_CLEAR(result);
+        PyErr_NoMemory();
     }
+done:
+    if (held > 1) {
+        PyBuffer_Release(&av);
+    }
+    if (held > 0) {
+        PyBuffer_Release(&pv);
+    }
+    args_release(&a);
     return result;
 }
 
