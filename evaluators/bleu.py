@@ -120,10 +120,23 @@ class BLEU(Metric):
         tables = [ngram_table(t, self._order) for t in tokenized]
         return (tables[0] if len(tables) == 1 else max_merge(tables)), lengths
 
-    def ngram_profile(self, text: str) -> Dict[Any, int]:
-        """The count of every word n-gram (orders 1..max_ngram_order, after the tokenizer) in ``text``: a sentence's
-        statistic vector, for centroid MBR."""
-        return dict(ngram_table(self._tokens(text), self._order))
+    def profile_rows(self, pseudo_references: Sequence[Sequence[str]]) -> List[Any]:
+        """Each segment's pseudo-references as their statistic vectors, for centroid MBR: one float64 row each, the
+        count of every word n-gram (orders 1..max_ngram_order, after the tokenizer), columns the segment's distinct
+        n-grams in the order first met (the ``pairwise_ngrams`` kernel's ``profiles``)."""
+        import numpy as np
+
+        from evalpipe.evaluators.formulas.pairs import pair_layout
+        from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams
+
+        texts, _, refs = pair_layout(pseudo_references, pseudo_references)
+        if self.options["tokenize"] == "13a":
+            units, lengths = self._ids_13a(texts, tokenize_13a.vocabulary(), grow=True)
+        else:
+            tokens, counts = self._flat_tokens(texts)
+            units, lengths = ngram_matches.flat_word_units(tokens, {}), np.asarray(counts, dtype=np.int64)
+        starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        return [m.astype(np.float64) for m in pairwise_ngrams.profiles(units, starts, refs, self._order)]
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """``[hyp_len, ref_len, correct_1..N, total_1..N]`` for one segment."""

@@ -25,7 +25,7 @@ fit there is counted segment by segment.
 from __future__ import annotations
 
 from collections import _count_elements
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -101,18 +101,24 @@ class ChrF(Metric):
             counts, totals = counts + wc, totals + wt
         return counts, totals
 
-    def ngram_profile(self, text: str) -> Dict[Any, int]:
-        """The count of every n-gram the metric counts in ``text``: a sentence's statistic vector, for centroid MBR.
-        Character n-grams are keyed by themselves (orders differ in length), chrF++'s word n-grams by ``("w",
-        n-gram)``."""
-        counts, _ = self._side(text)
+    def profile_rows(self, pseudo_references: Sequence[Sequence[str]]) -> List[np.ndarray]:
+        """Each segment's pseudo-references as their statistic vectors, for centroid MBR: one float64 row each, the
+        count of every n-gram the metric counts (character n-grams, then chrF++'s word n-grams), columns the
+        segment's distinct n-grams in the order first met (the ``pairwise_ngrams`` kernel's ``profiles``)."""
+        texts, _, refs = pair_layout(pseudo_references, pseudo_references)
+        texts = self._prepared(texts)
         o = self.options
-        out: Dict[Any, int] = {}
-        for table in counts[:o["char_order"]]:
-            out.update(table)
-        for table in counts[o["char_order"]:]:
-            out.update(zip([("w", gram) for gram in table], table.values()))
-        return out
+        blocks = []
+        if o["char_order"]:
+            units, lengths = self._char_units(texts)
+            blocks.append(pairwise_ngrams.profiles(units, np.r_[0, np.cumsum(lengths)].astype(np.int64), refs,
+                                                   o["char_order"]))
+        if o["word_order"]:
+            words = self._words(texts)
+            lengths = np.asarray(ngram_matches.lengths_of(words), dtype=np.int64)
+            blocks.append(pairwise_ngrams.profiles(ngram_matches.word_units(words, {}), np.r_[0, np.cumsum(lengths)],
+                                                   refs, o["word_order"]))
+        return [np.hstack(parts).astype(np.float64) for parts in zip(*blocks)]
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """Per-order ``[hyp, ref, match]`` triples of the best-matching reference."""

@@ -56,6 +56,12 @@ def test_kernel_c_equals_python_reference(monkeypatch):
             everything += [rows_at + k for k in picked]
             rows_at += len(grid)
             at.append(len(pairs) // 2)
+        native = kernel.profiles(units, starts, refs, order)
+        monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", "python")
+        reference = kernel.profiles(units, starts, refs, order)
+        monkeypatch.delenv("EVALPIPE_IMPLEMENTATION")
+        assert [m.shape for m in native] == [m.shape for m in reference]
+        assert all((a == b).all() for a, b in zip(native, reference))
         chosen = kernel.selected(units, starts, hyps, refs, order, pairs, at)
         assert (chosen == got[0][everything]).all() and chosen.shape == (len(everything), order)
         monkeypatch.setenv("EVALPIPE_IMPLEMENTATION", "python")
@@ -101,6 +107,20 @@ def test_rows_of_the_cells_asked_are_those_of_every_pair(pools, name, options):
         want += [at + k for k in picked]
         at += n * n
     assert (metric.pairwise_rows(segments, segments, cells=cells) == full[want]).all()
+
+
+def test_statistic_vectors_count_every_ngram_of_each_pseudo_reference(pools):
+    """Centroid MBR's vectors for chrF: a row a pseudo-reference, its count of each of the segment's distinct
+    character n-grams (whitespace removed, orders 1-6), one column each n-gram met in any of them."""
+    from collections import Counter
+
+    segments = pools[:10]
+    for rows, refs in zip(load_metric("chrf").profile_rows(segments), segments):
+        grams = [Counter(t[p:p + n] for n in range(1, 7) for p in range(len(t) - n + 1))
+                 for t in ("".join(r.split()) for r in refs)]
+        assert rows.shape == (len(refs), len(set().union(*grams)))
+        for row, counted in zip(rows, grams):
+            assert sorted(row[row > 0].tolist()) == sorted(counted.values())
 
 
 def test_kernel_threads_change_no_bit(pools):

@@ -17,6 +17,9 @@
  *     (candidate, pseudo-reference) sentence numbers, pairs[2p], pairs[2p + 1], segment g's being pairs
  *     at[g] .. at[g+1] - 1: each segment's n-grams counted once, then only the pairs asked matched
  *     (probabilistic MBR's scattered cells)
+ * profiles(units, starts, refs, refs, order) -> (bytes of int64 counts, bytes of int64 widths): each segment's
+ *     pseudo-references as rows of n-gram counts over its distinct n-grams in the order first met (R x V, V the
+ *     segment's width), for centroid MBR's k-means
  * aggregate(units, starts, hyps, refs, order) -> bytes of float64 matches [candidates x order] against the
  *     mean of the pseudo-references' counts, sum over ids of min(count, mean count)
  * bleu(rows, order, smooth, smooth_value, effective_order) -> bytes of float64 sentence BLEU of int64 stats rows
@@ -511,6 +514,82 @@ done:
     return result;
 }
 
+/* profiles(units, starts, refs, refs, order): each segment's pseudo-references as dense n-gram count rows (the
+ * statistic vectors centroid MBR clusters) -- (bytes of int64 counts, each segment's R x V row-major, segments in
+ * order; bytes of int64 V per segment).  Columns are the segment's distinct n-grams in the order first met:
+ * pseudo-reference by pseudo-reference, order by order, left to right (the interning order). */
+static PyObject *
+profiles(PyObject *self, PyObject *args)
+{
+    Args a;
+    if (args_parse(args, &a) < 0) {
+        return NULL;
+    }
+    const int64_t *units = a.views[0].buf, *starts = a.views[1].buf, *refs = a.views[3].buf;
+    int order = a.order;
+    PyObject *widths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(a.n_segments * 8));
+    if (!widths) {
+        args_release(&a);
+        return NULL;
+    }
+    int64_t *width = (int64_t *)PyBytes_AS_STRING(widths);
+    int64_t *buf = NULL;
+    size_t used = 0, room = 0;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t g = 0; g < a.n_segments && !failed; g++) {
+        int64_t first = refs[2 * g], last = refs[2 * g + 1];
+        width[g] = 0;
+        if (first == last) {
+            continue;
+        }
+        Segment s = {0};
+        if (segment_build(&s, units, starts, first, last, order) < 0) {
+            failed = 1;
+            break;
+        }
+        size_t need = (size_t)(last - first) * (size_t)s.vocabulary;
+        if (used + need > room) {
+            size_t grown = room ? room : 1 << 16;
+            while (grown < used + need) {
+                grown *= 2;
+            }
+            int64_t *more = realloc(buf, grown * sizeof(int64_t));
+            if (!more) {
+                segment_free(&s);
+                failed = 1;
+                break;
+            }
+            buf = more;
+            room = grown;
+        }
+        int64_t *rows = buf + used;
+        memset(rows, 0, need * sizeof(int64_t));
+        for (int64_t k = 0; k < last - first; k++) {
+            for (int64_t i = s.vec[k * order]; i < s.vec[k * order + order]; i++) {
+                rows[k * s.vocabulary + s.ids[i]] = s.counts[i];
+            }
+        }
+        used += need;
+        width[g] = s.vocabulary;
+        segment_free(&s);
+    }
+    Py_END_ALLOW_THREADS
+    args_release(&a);
+    if (failed) {
+        free(buf);
+        Py_DECREF(widths);
+        return PyErr_NoMemory();
+    }
+    PyObject *counts = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)(used * sizeof(int64_t)));
+    free(buf);
+    if (!counts) {
+        Py_DECREF(widths);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", counts, widths);
+}
+
 static PyObject *
 bleu(PyObject *self, PyObject *args)
 {
@@ -591,6 +670,9 @@ static PyMethodDef methods[] = {
     {"selected", selected, METH_VARARGS,
      "selected(units, starts, hyps, refs, order, pairs, at) -> int64 matches [pairs x order] of the (candidate, "
      "pseudo-reference) sentence pairs asked, segment g's pairs[2 * at[g] .. 2 * at[g+1])"},
+    {"profiles", profiles, METH_VARARGS,
+     "profiles(units, starts, refs, refs, order) -> (int64 counts of each segment's pseudo-references, R x V "
+     "row-major; int64 V per segment)"},
     {"aggregate", aggregate, METH_VARARGS,
      "aggregate(units, starts, hyps, refs, order) -> float64 matches [candidates x order] against the mean "
      "pseudo-reference counts"},

@@ -14,6 +14,9 @@ self-MBR), ``hyps`` and ``refs`` holding each segment's first and end sentence.
   order) and n = 1..order, sum over the candidate's n-grams of min(its count, the pseudo-reference's count).
 * :func:`selected` -> int64 ``[pairs, order]``: the same for the (candidate, pseudo-reference) sentence pairs
   asked only (``pairs`` flat, segment g's ``at[g] .. at[g+1]-1``): each segment's n-grams counted once.
+* :func:`profiles` -> one int64 ``[pseudo-references, V]`` a segment: each pseudo-reference's count of each of
+  the segment's V distinct n-grams, columns in the order first met (pseudo-reference, order, position): the
+  statistic vectors centroid MBR clusters.
 * :func:`aggregate` -> float64 ``[candidates, order]``: the same against the mean count of each n-gram over
   the segment's pseudo-references (summed in reference order, then divided; 0 rows when it has none).
 * :func:`bleu` -> float64: the sentence BLEU of every int64 stats row ``[hyp_len, ref_len, correct_1..N,
@@ -24,7 +27,7 @@ self-MBR), ``hyps`` and ``refs`` holding each segment's first and end sentence.
 from __future__ import annotations
 
 from collections import Counter
-from typing import List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -87,6 +90,46 @@ def _selected_reference(units, starts, hyps, refs, order, pairs, at) -> np.ndarr
         c, r = _counts(units, starts, pairs[2 * p], order), _counts(units, starts, pairs[2 * p + 1], order)
         out += [sum(min(v, r[n].get(key, 0)) for key, v in c[n].items()) for n in range(order)]
     return np.array(out, dtype=np.int64)
+
+
+def profiles(units: Sequence[int], starts: Sequence[int], refs: Sequence[int], order: int) -> List[np.ndarray]:
+    units, starts, refs, _ = _arrays(units, starts, refs, refs)
+    native = compiled("pairwise_ngrams")
+    if native is not None:
+        counts, widths = native.profiles(units, starts, refs, refs, order)
+        flat, widths = np.frombuffer(counts, dtype=np.int64), np.frombuffer(widths, dtype=np.int64)
+    else:
+        flat, widths = _profiles_reference(units, starts, refs, order)
+    out, at = [], 0
+    for g, width in enumerate(widths.tolist()):
+        n = int(refs[2 * g + 1] - refs[2 * g])
+        out.append(flat[at:at + n * width].reshape(n, width))
+        at += n * width
+    return out
+
+
+def _profiles_reference(units, starts, refs, order) -> Tuple[np.ndarray, np.ndarray]:
+    _check(units, starts, refs, refs, order)
+    flat: List[int] = []
+    widths: List[int] = []
+    for g in range(len(refs) // 2):
+        column: Dict[tuple, int] = {}  # n-grams in the order first met: sentence, order, position
+        rows = []
+        for k in range(refs[2 * g], refs[2 * g + 1]):
+            u = units[starts[k]:starts[k + 1]].tolist()
+            row: Dict[int, int] = {}
+            for n in range(1, order + 1):
+                for p in range(len(u) - n + 1):
+                    c = column.setdefault(tuple(u[p:p + n]), len(column))
+                    row[c] = row.get(c, 0) + 1
+            rows.append(row)
+        for row in rows:
+            dense = [0] * len(column)
+            for c, v in row.items():
+                dense[c] = v
+            flat += dense
+        widths.append(len(column) if rows else 0)
+    return np.array(flat, dtype=np.int64), np.array(widths, dtype=np.int64)
 
 
 def _counts(units: np.ndarray, starts: np.ndarray, k: int, order: int) -> List[Counter]:

@@ -86,7 +86,7 @@ class MetricCells:
         if self.model and not hasattr(m, "sentence_vectors"):
             raise UsageError(f"centroid MBR clusters the pseudo-references' vectors: {m.name} has none (COMET "
                              f"regression models, chrF and BLEU do)")
-        if not self.model and not hasattr(m, "ngram_profile"):
+        if not self.model and not hasattr(m, "profile_rows"):
             raise UsageError(f"centroid MBR clusters the pseudo-references' vectors: {m.name} has none (chrF, BLEU "
                              f"and COMET regression models do)")
 
@@ -138,18 +138,7 @@ class MetricCells:
                 out.append(flat[at:at + len(seg.references)])
                 at += len(seg.references)
             return out
-        out = []
-        for seg, _ in asked:
-            profiles = [self.metric.ngram_profile(r) for r in seg.references]
-            keys: dict = {}
-            for p in profiles:
-                keys.update(dict.fromkeys(p))
-            column = dict(zip(keys, range(len(keys))))
-            dense = np.zeros((len(profiles), len(keys)), dtype=np.float64)
-            for row, p in enumerate(profiles):
-                dense[row, [column[k] for k in p]] = list(p.values())
-            out.append(dense)
-        return out
+        return self.metric.profile_rows([seg.references for seg, _ in asked])
 
     def against(self, asked: Sequence[Any]) -> List[np.ndarray]:
         """One ``candidates x centroids`` matrix a segment."""
