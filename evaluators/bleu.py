@@ -120,6 +120,20 @@ class BLEU(Metric):
         tables = [ngram_table(t, self._order) for t in tokenized]
         return (tables[0] if len(tables) == 1 else max_merge(tables)), lengths
 
+    def _pair_units(self, texts: Sequence[str]) -> Tuple[Any, Any, Any]:
+        """(word ids end to end, each text's count, their S + 1 starts): what the ``pairwise_ngrams`` kernel reads,
+        after the tokenizer (13a by the C tokenizer)."""
+        import numpy as np
+
+        from evalpipe.evaluators.kernels import ngram_matches
+
+        if self.options["tokenize"] == "13a":
+            units, lengths = self._ids_13a(texts, tokenize_13a.vocabulary(), grow=True)
+        else:
+            tokens, counts = self._flat_tokens(texts)
+            units, lengths = ngram_matches.flat_word_units(tokens, {}), np.asarray(counts, dtype=np.int64)
+        return units, lengths, np.r_[0, np.cumsum(lengths)].astype(np.int64)
+
     def profile_rows(self, pseudo_references: Sequence[Sequence[str]]) -> List[Any]:
         """Each segment's pseudo-references as their statistic vectors, for centroid MBR: one float64 row each, the
         count of every word n-gram (orders 1..max_ngram_order, after the tokenizer), columns the segment's distinct
@@ -127,15 +141,10 @@ class BLEU(Metric):
         import numpy as np
 
         from evalpipe.evaluators.formulas.pairs import pair_layout
-        from evalpipe.evaluators.kernels import ngram_matches, pairwise_ngrams
+        from evalpipe.evaluators.kernels import pairwise_ngrams
 
         texts, _, refs = pair_layout(pseudo_references, pseudo_references)
-        if self.options["tokenize"] == "13a":
-            units, lengths = self._ids_13a(texts, tokenize_13a.vocabulary(), grow=True)
-        else:
-            tokens, counts = self._flat_tokens(texts)
-            units, lengths = ngram_matches.flat_word_units(tokens, {}), np.asarray(counts, dtype=np.int64)
-        starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        units, lengths, starts = self._pair_units(texts)
         return [m.astype(np.float64) for m in pairwise_ngrams.profiles(units, starts, refs, self._order)]
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
@@ -231,12 +240,7 @@ class BLEU(Metric):
         if aggregate and cells is not None:
             raise ValueError("pairwise_rows: aggregate rows are per candidate; cells are pairs (give one)")
         texts, hyps, refs = pair_layout(candidates, pseudo_references)
-        if self.options["tokenize"] == "13a":
-            units, lengths = self._ids_13a(texts, tokenize_13a.vocabulary(), grow=True)
-        else:
-            tokens, counts = self._flat_tokens(texts)
-            units, lengths = ngram_matches.flat_word_units(tokens, {}), np.asarray(counts, dtype=np.int64)
-        starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        units, lengths, starts = self._pair_units(texts)
         order = self._order
         if aggregate:
             h = candidate_sentences(hyps)
