@@ -106,19 +106,27 @@ class ChrF(Metric):
         count of every n-gram the metric counts (character n-grams, then chrF++'s word n-grams), columns the
         segment's distinct n-grams in the order first met (the ``pairwise_ngrams`` kernel's ``profiles``)."""
         texts, _, refs = pair_layout(pseudo_references, pseudo_references)
+        blocks = [pairwise_ngrams.profiles(units, starts, refs, order)
+                  for units, _, starts, order in self._pair_blocks(texts)]
+        return [np.hstack(parts).astype(np.float64) for parts in zip(*blocks)]
+
+    def _pair_blocks(self, texts: Sequence[str]) -> List[Tuple[Any, np.ndarray, np.ndarray, int]]:
+        """What the ``pairwise_ngrams`` kernel reads of ``texts``, a block an n-gram kind: ``(units end to end,
+        each text's count, their S + 1 starts, order)`` for the characters, then chrF++'s words."""
         texts = self._prepared(texts)
         o = self.options
         blocks = []
         if o["char_order"]:
             units, lengths = self._char_units(texts)
-            blocks.append(pairwise_ngrams.profiles(units, np.r_[0, np.cumsum(lengths)].astype(np.int64), refs,
-                                                   o["char_order"]))
+            blocks.append((units, lengths, o["char_order"]))
         if o["word_order"]:
             words = self._words(texts)
-            lengths = np.asarray(ngram_matches.lengths_of(words), dtype=np.int64)
-            blocks.append(pairwise_ngrams.profiles(ngram_matches.word_units(words, {}), np.r_[0, np.cumsum(lengths)],
-                                                   refs, o["word_order"]))
-        return [np.hstack(parts).astype(np.float64) for parts in zip(*blocks)]
+            blocks.append((ngram_matches.word_units(words, {}), ngram_matches.lengths_of(words), o["word_order"]))
+        out = []
+        for units, lengths, order in blocks:
+            lengths = np.asarray(lengths, dtype=np.int64)
+            out.append((units, lengths, np.r_[0, np.cumsum(lengths)].astype(np.int64), order))
+        return out
 
     def segment_stats(self, hypothesis: str, refs: Tuple[str, ...]) -> List[int]:
         """Per-order ``[hyp, ref, match]`` triples of the best-matching reference."""
@@ -242,14 +250,7 @@ class ChrF(Metric):
             raise ValueError("pairwise_rows: aggregate rows are per candidate; cells are pairs (give one)")
         o = self.options
         texts, hyps, refs = pair_layout(candidates, pseudo_references)
-        texts = self._prepared(texts)
-        blocks = []
-        if o["char_order"]:
-            units, lengths = self._char_units(texts)
-            blocks.append((units, lengths, o["char_order"]))
-        if o["word_order"]:
-            words = self._words(texts)
-            blocks.append((ngram_matches.word_units(words, {}), ngram_matches.lengths_of(words), o["word_order"]))
+        blocks = self._pair_blocks(texts)
         if aggregate:
             segment, h = candidate_segments(hyps), candidate_sentences(hyps)
         elif cells is not None:
@@ -257,9 +258,7 @@ class ChrF(Metric):
         else:
             h, r = pair_sentences(hyps, refs)
         columns = []
-        for units, lengths, order in blocks:
-            lengths = np.asarray(lengths, dtype=np.int64)
-            starts = np.r_[0, np.cumsum(lengths)].astype(np.int64)
+        for units, lengths, starts, order in blocks:
             if aggregate:
                 found = pairwise_ngrams.aggregate(units, starts, hyps, refs, order)
                 for n in range(1, order + 1):
