@@ -21,18 +21,15 @@ from typing import Any, Dict, List, Sequence, Tuple
 import numpy as np
 
 from evalpipe.errors import InputError, MissingDependency
+from evalpipe.optional_torch import load
 
 
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise MissingDependency("MetricX models need the Python package 'torch', which is not installed: "
-                                "pip install 'evalpipe[metricx]'") from None
-    return torch
+    return load("MetricX models need the Python package 'torch', which is not installed: "
+                "pip install 'evalpipe[metricx]'")
 
 
 def read_tokenizer_json(path: Path, tokenizer_class: Any) -> Any:

@@ -27,16 +27,12 @@ import numpy as np
 
 from evalpipe.errors import InputError, MissingDependency, UsageError
 from evalpipe.evaluators.neural.checkpoint import ModelFiles, locate
+from evalpipe.optional_torch import load
 
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise MissingDependency("COMET models need the Python package 'torch', which is not installed: "
-                                "pip install 'evalpipe[comet]'") from None
-    return torch
+    return load("COMET models need the Python package 'torch', which is not installed: pip install 'evalpipe[comet]'")
 
 
 class CometModel:

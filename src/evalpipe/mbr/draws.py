@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from evalpipe.optional_torch import installed, load
+
 KINDS = ("torch", "numpy")
 
 
@@ -19,15 +21,10 @@ def kind(wanted: Optional[str] = None) -> str:
     """``wanted`` if given (``numpy`` always works; ``torch`` needs torch), else torch where importable."""
     if wanted == "numpy":
         return "numpy"
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        if wanted == "torch":
-            from evalpipe.errors import MissingDependency
-
-            raise MissingDependency("draws=torch makes mbrs's draws with torch's generator: pip install torch") from None
-        return "numpy"
-    return "torch"
+    if wanted == "torch":
+        load("draws=torch makes mbrs's draws with torch's generator: pip install torch")
+        return "torch"
+    return "torch" if installed() else "numpy"
 
 
 class Draws:
@@ -36,8 +33,7 @@ class Draws:
     def __init__(self, seed: int, which: str) -> None:
         self.which = which
         if which == "torch":
-            import torch
-
+            torch = load("draws=torch makes mbrs's draws with torch's generator: pip install torch")
             self._torch = torch
             self._g = torch.Generator().manual_seed(int(seed))
         else:

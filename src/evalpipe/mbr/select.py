@@ -12,7 +12,8 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from evalpipe.errors import InputError, MissingDependency, UsageError
+from evalpipe.errors import InputError, UsageError
+from evalpipe.optional_torch import load
 
 
 def expected_utilities(matrix: np.ndarray, weights: Optional[Sequence[float]] = None) -> np.ndarray:
@@ -30,11 +31,7 @@ TIES = ("first", "mbrs")
 
 
 def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-        raise MissingDependency("ties=mbrs breaks ties with torch.topk as mbrs does: it needs torch: pip install torch") from None
-    return torch
+    return load("ties=mbrs breaks ties with torch.topk as mbrs does: it needs torch: pip install torch")
 
 
 def select(utilities: np.ndarray, higher_is_better: bool = True, ties: str = "first") -> int:
