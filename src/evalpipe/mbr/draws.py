@@ -15,6 +15,7 @@ import numpy as np
 from evalpipe.optional_torch import installed, load
 
 KINDS = ("torch", "numpy")
+NEEDS_TORCH = "draws=torch makes mbrs's draws with torch's generator: pip install torch"
 
 
 def kind(wanted: Optional[str] = None) -> str:
@@ -22,7 +23,7 @@ def kind(wanted: Optional[str] = None) -> str:
     if wanted == "numpy":
         return "numpy"
     if wanted == "torch":
-        load("draws=torch makes mbrs's draws with torch's generator: pip install torch")
+        load(NEEDS_TORCH)
         return "torch"
     return "torch" if installed() else "numpy"
 
@@ -33,9 +34,8 @@ class Draws:
     def __init__(self, seed: int, which: str) -> None:
         self.which = which
         if which == "torch":
-            torch = load("draws=torch makes mbrs's draws with torch's generator: pip install torch")
-            self._torch = torch
-            self._g = torch.Generator().manual_seed(int(seed))
+            self._torch = load(NEEDS_TORCH)
+            self._g = self._torch.Generator().manual_seed(int(seed))
         else:
             self._g = np.random.default_rng(int(seed))
 
