@@ -36,3 +36,13 @@ def test_without_torch_one_line_names_what_needs_it_and_the_collector_runs():
                "try:\n    load('COMET models need torch')\nexcept MissingDependency as e:\n    print(repr(str(e)))\n"
                "print(installed(), gc.isenabled(), gc.get_freeze_count())")
     assert out == ["'COMET", "models", "need", "torch'", "False", "True", "0"]
+
+
+def test_mbrs_draws_without_torch_are_numpys_unless_torch_is_asked_for():
+    out = _run("import sys; sys.modules['torch'] = None\n"
+               "from evalpipe.errors import MissingDependency\n"
+               "from evalpipe.mbr.draws import Draws, kind\n"
+               "print(kind(), kind('numpy'))\n"
+               "for call in (lambda: kind('torch'), lambda: Draws(1, 'torch')):\n"
+               "    try:\n        call()\n    except MissingDependency as e:\n        print(str(e).endswith('pip install torch'))\n")
+    assert out == ["numpy", "numpy", "True", "True"]
