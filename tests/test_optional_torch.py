@@ -9,7 +9,7 @@ import pytest
 from conftest import child_env
 
 
-def _run(code: str) -> str:
+def _run(code: str) -> list:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()

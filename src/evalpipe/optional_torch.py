@@ -1,4 +1,4 @@
-"""torch, the optional package behind COMET, MetricX and mbrs's draws, imported in one place.
+"""torch, the optional package behind COMET, MetricX and mbrs's draws: its first import in a run happens here.
 
 ``import torch`` builds some 250,000 Python objects, and Python's cyclic garbage collector rescans all of them at
 every full collection, those the import itself sets off and those of the work after it: measured on the 2-core
